@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tlm/trace.h - trace format v1: the one writer and the one reader.
+ *
+ * Contract: a trace is a file header followed by self-contained chunks, each
+ * with its length and a CRC32 of its payload, so a reader can check every
+ * byte, skip a damaged chunk and carry on, and tell a clean end (an END record)
+ * from a truncated file. Records appear in the order the recorder produced
+ * them; events are in global order (their seq is their position, counted from
+ * 0). Every definition (thread, stack, module) precedes the first event that
+ * refers to it. docs/trace-format.md is the byte-level description.
+ *
+ * The writer never allocates after tlm_tw_open() and never takes a lock; it
+ * is used by one thread at a time (the shim serialises callers).
+ */
+#ifndef TLM_TRACE_H
+#define TLM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tlm/event.h"
+
+#define TLM_TRACE_MAGIC "TLMTRACE" /* 8 bytes at offset 0 */
+#define TLM_TRACE_VERSION 1u
+
+#define TLM_TRACE_F_DROP_MODE 0x1u /* recorded in drop mode: loss possible, counted */
+
+struct tlm_trace_header {
+	uint32_t version;
+	uint32_t flags;          /* TLM_TRACE_F_* */
+	uint32_t pid, ppid;
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at start ... */
+	uint64_t start_monotonic_ns;/* ... and CLOCK_MONOTONIC at the same moment */
+	uint32_t clock_id;       /* the clock of event times: CLOCK_MONOTONIC (1) */
+	uint32_t stack_depth;    /* TLM_STACK_DEPTH in force, 0 = stacks off */
+	char host[256];
+	char exe[4096];          /* /proc/self/exe at start */
+	char tlm_version[32];
+	uint32_t argc;           /* command line, argv[0..argc) */
+	char **argv;             /* reader: owned by the reader; writer: caller's */
+};
+
+/* Kinds of record a reader returns. */
+enum tlm_rec_type {
+	TLM_REC_EVENT = 1,
+	TLM_REC_THREAD = 2,        /* a thread index's OS tid and name */
+	TLM_REC_STACK = 3,         /* stack id -> return addresses, innermost first */
+	TLM_REC_MODULE = 4,        /* a loaded ELF object */
+	TLM_REC_MODULE_UNLOAD = 5, /* module id unloaded (dlclose) */
+	TLM_REC_LOST = 6,          /* a thread lost count events (drop mode, late teardown) */
+	TLM_REC_SIGNAL = 7,        /* the process took a fatal signal */
+	TLM_REC_END = 8,           /* clean end of the recording */
+};
+
+#define TLM_MAX_STACK_DEPTH 256
+#define TLM_MAX_SEGMENTS 16
+
+struct tlm_rec_thread {
+	uint32_t index;
+	int32_t tid;
+	char name[16];
+};
+
+struct tlm_rec_stack {
+	uint32_t id;       /* >= 1 */
+	uint32_t depth;
+	uint64_t ip[TLM_MAX_STACK_DEPTH]; /* return addresses, innermost caller first */
+};
+
+struct tlm_rec_module {
+	uint32_t id;       /* >= 1 */
+	uint64_t base;     /* load bias (dlpi_addr) */
+	uint32_t nseg;
+	struct { uint64_t start, end; } seg[TLM_MAX_SEGMENTS]; /* runtime addresses of PT_LOAD ranges */
+	uint32_t build_id_len;
+	uint8_t build_id[64];
+	char path[4096];   /* "" for the main program when unnamed */
+};
+
+struct tlm_rec_lost {
+	uint32_t thread;
+	uint64_t count;
+};
+
+struct tlm_rec_end {
+	uint64_t events;   /* events written, all threads */
+	uint64_t lost;     /* events lost, all threads */
+	uint64_t end_monotonic_ns;
+};
+
+struct tlm_record {
+	uint32_t type;       /* enum tlm_rec_type */
+	uint64_t offset;     /* file offset of the chunk holding it */
+	uint64_t seq;        /* events: global position; others: seq of the next event */
+	union {
+		struct tlm_event ev;
+		struct tlm_rec_thread thread;
+		struct tlm_rec_stack stack;
+		struct tlm_rec_module module;
+		uint32_t module_unload;   /* module id */
+		struct tlm_rec_lost lost;
+		int32_t signal;           /* signal number */
+		struct tlm_rec_end end;
+	} u;
+};
+
+/* ---- writer ---------------------------------------------------------- */
+
+struct tlm_tw; /* opaque */
+
+/* Called by the writer with each finished, framed chunk (or the header).
+ * Returns 0 or -errno; on error the writer reports it back from the call that
+ * flushed. */
+typedef int (*tlm_tw_sink)(void *ctx, const void *buf, size_t len);
+
+/* Opens a writer that frames chunks of at most chunk_bytes of payload and
+ * writes the header at once. compress: 1 = zstd-compressed chunks. Returns
+ * NULL on allocation failure. */
+struct tlm_tw *tlm_tw_open(const struct tlm_trace_header *h, tlm_tw_sink sink, void *ctx,
+			   size_t chunk_bytes, int compress, int *err);
+/* Each appends one record; a full chunk is flushed through the sink first.
+ * Return 0 or -errno from the sink. */
+int tlm_tw_event(struct tlm_tw *w, const struct tlm_event *ev);
+int tlm_tw_thread(struct tlm_tw *w, const struct tlm_rec_thread *t);
+int tlm_tw_stack(struct tlm_tw *w, uint32_t id, const uint64_t *ip, uint32_t depth);
+int tlm_tw_module(struct tlm_tw *w, const struct tlm_rec_module *m);
+int tlm_tw_module_unload(struct tlm_tw *w, uint32_t id);
+int tlm_tw_lost(struct tlm_tw *w, uint32_t thread, uint64_t count);
+int tlm_tw_signal(struct tlm_tw *w, int signo);
+int tlm_tw_end(struct tlm_tw *w, uint64_t end_monotonic_ns); /* END record + flush */
+/* Frames and hands the pending records to the sink (no-op when none). */
+int tlm_tw_flush(struct tlm_tw *w);
+uint64_t tlm_tw_events(const struct tlm_tw *w);   /* events appended so far */
+uint64_t tlm_tw_bytes(const struct tlm_tw *w);    /* bytes handed to the sink so far */
+void tlm_tw_close(struct tlm_tw *w); /* frees; does not flush */
+
+/* ---- reader ---------------------------------------------------------- */
+
+struct tlm_reader; /* opaque */
+
+enum tlm_trace_state {
+	TLM_TRACE_CLEAN = 0,     /* END record seen */
+	TLM_TRACE_SIGNAL = 1,    /* SIGNAL record seen, no END */
+	TLM_TRACE_TRUNCATED = 2, /* neither: the process died or the file was cut */
+};
+
+struct tlm_integrity_error {
+	uint64_t offset;   /* file offset of the damage */
+	char what[160];    /* "chunk checksum mismatch (expected 0x..., got 0x...)" */
+};
+
+/* Opens and validates the header. On failure returns NULL and writes a
+ * one-line message (naming the offset and what was expected) into err. */
+struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen);
+const struct tlm_trace_header *tlm_reader_header(const struct tlm_reader *r);
+/* Next record: 1 = got one, 0 = end of file. Damaged chunks are skipped (the
+ * reader resynchronises on the next chunk) and listed as integrity errors. */
+int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec);
+enum tlm_trace_state tlm_reader_state(const struct tlm_reader *r); /* valid at end */
+size_t tlm_reader_errors(const struct tlm_reader *r, const struct tlm_integrity_error **errs);
+uint64_t tlm_reader_lost(const struct tlm_reader *r);  /* sum of LOST records so far */
+/* Valid at end: when the file ended inside a chunk (TRUNCATED), returns
+ * "truncated at offset X: last chunk incomplete (n of m bytes)" and sets
+ * *offset (may be NULL) to X, the incomplete chunk's offset; else NULL. */
+const char *tlm_reader_truncation(const struct tlm_reader *r, uint64_t *offset);
+void tlm_reader_close(struct tlm_reader *r);
+
+#endif

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.c - the hot path: one event from a hook into the thread's ring.
+ *
+ * Cost per event: a TLS load, the stack capture and a per-thread intern
+ * lookup, one seq_cst store and one atomic add (the global order), a vDSO
+ * clock read and a release store. No allocation, no lock, no syscall except
+ * when the ring is half full (one futex wake) or full (lossless wait).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim/ring.h"
+#include "shim/stack.h"
+
+TLM_TLS unsigned tlm__depth;
+
+uint64_t tlm__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *to)
+{
+	return syscall(SYS_futex, (uint32_t *)w, op, val, to, NULL, 0);
+}
+
+/* Lossless mode: sleep until the writer made room (it wakes us after each
+ * drain); with the writer gone (after the final flush) drain ourselves. */
+static bool wait_for_space(struct tlm__ring *r, uint64_t head, uint32_t need)
+{
+	uint64_t size = (uint64_t)r->mask + 1;
+	if (tlm__cfg.drop)
+		return false;
+	for (;;) {
+		uint32_t w = atomic_load_explicit(&r->wake, memory_order_acquire);
+		atomic_store_explicit(&r->waiting, 1, memory_order_seq_cst);
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
+		if (head + need - r->cached_tail <= size) {
+			atomic_store_explicit(&r->waiting, 0, memory_order_relaxed);
+			return true;
+		}
+		if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+			tlm__writer_drain_sync();
+			continue;
+		}
+		tlm__writer_kick();
+		struct timespec to = {0, 2000000};
+		if (futex(&r->wake, FUTEX_WAIT_PRIVATE, w, &to) != 0 && errno == ETIMEDOUT)
+			tlm__writer_drain_sync(); /* the writer is slow or gone: do its work */
+	}
+}
+
+static void count_lost(struct tlm__ring *r)
+{
+	if (r)
+		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&tlm__lost_noring, 1, memory_order_relaxed);
+}
+
+bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
+{
+	struct tlm__ring *r = tlm__ring_self();
+	if (TLM_UNLIKELY(!r)) {
+		count_lost(NULL);
+		return false;
+	}
+	uint64_t ips[TLM_MAX_STACK_DEPTH];
+	uint32_t depth = tlm__cfg.stack_depth ? tlm__stack_capture(ips, tlm__cfg.stack_depth) : 0;
+	uint32_t stk_slots = depth ? 1 + (depth * 8 + 63) / 64 : 0;
+	uint32_t need = 1 + (ext ? 1 : 0) + stk_slots; /* worst case: the stack is new */
+	uint64_t size = (uint64_t)r->mask + 1;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	if (TLM_UNLIKELY(head + need - r->cached_tail > size)) {
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (head + need - r->cached_tail > size && !wait_for_space(r, head, need)) {
+			count_lost(r);
+			return false;
+		}
+	}
+	uint32_t sid = 0;
+	if (depth) {
+		bool fresh = false;
+		sid = tlm__stack_intern(r->stk, ips, depth, &fresh);
+		if (fresh) {
+			struct tlm__slot *h = &r->slots[head & r->mask];
+			h->type = TLM__SLOT_STACK;
+			h->aux = sid;
+			h->size = depth;
+			head++;
+			for (uint32_t i = 0; i < depth; i += 8, head++) {
+				uint64_t *dst = (uint64_t *)&r->slots[head & r->mask];
+				uint32_t n = depth - i < 8 ? depth - i : 8;
+				memcpy(dst, ips + i, n * 8);
+			}
+		}
+	}
+	struct tlm__slot *s = &r->slots[head & r->mask];
+	/* announce a lower bound of our seq before taking it: the writer emits
+	 * nothing at or above it until we publish (see ring.h) */
+	uint64_t lb = atomic_load_explicit(&tlm__seq, memory_order_relaxed);
+	atomic_store_explicit(&r->inflight, lb, memory_order_seq_cst);
+	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
+	s->time_ns = tlm__now_ns();
+	s->type = TLM__SLOT_EVENT;
+	s->stack = sid;
+	rc->ring = r;
+	rc->ev = s;
+	rc->ext = ext;
+	rc->head = head + 1 + (ext ? 1 : 0);
+	return true;
+}
+
+void tlm__rec_commit(struct tlm__rec *rc)
+{
+	struct tlm__ring *r = rc->ring;
+	atomic_store_explicit(&r->head, rc->head, memory_order_release);
+	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_release);
+	uint64_t fill = rc->head - r->cached_tail;
+	if (TLM_UNLIKELY(fill > ((uint64_t)r->mask + 1) / 2)) {
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (rc->head - r->cached_tail > ((uint64_t)r->mask + 1) / 2 &&
+		    !atomic_exchange_explicit(&r->kicked, 1, memory_order_relaxed))
+			tlm__writer_kick();
+	}
+	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__CLOSED))
+		tlm__writer_drain_sync(); /* late teardown: nobody else will write it */
+}
+
+static void fill(struct tlm__slot *s, const struct tlm__evargs *a)
+{
+	s->addr = a->addr;
+	s->size = a->size;
+	s->stream = a->stream;
+	s->aux = a->aux;
+	s->result = a->result;
+	s->device = a->device;
+	s->op = a->op;
+	s->kind = a->kind;
+	s->flags = a->flags;
+	s->api = (uint8_t)a->api;
+}
+
+void tlm__record(const struct tlm__evargs *a)
+{
+	struct tlm__rec rc;
+	bool failed_alloc = a->result != 0 && a->op == TLM_OP_ALLOC;
+	if (!tlm__rec_begin(&rc, failed_alloc))
+		return;
+	fill(rc.ev, a);
+	if (failed_alloc) {
+		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];
+		memset(x, 0, sizeof *x);
+		x->type = TLM__SLOT_EXT;
+		x->addr = tlm__device_free_bytes();
+	}
+	tlm__rec_commit(&rc);
+}
+
+bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
+{
+	if (!tlm__rec_begin(rc, false))
+		return false;
+	fill(rc->ev, a);
+	return true;
+}
+
+void tlm__free_end(struct tlm__rec *rc, int32_t result)
+{
+	rc->ev->result = result;
+	tlm__rec_commit(rc);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stack.h - native call stacks for the recorder.
+ *
+ * Contract: tlm__stack_capture() fills return addresses of the callers of the
+ * hooked CUDA call, innermost first, with libtlm's own frames removed; it
+ * never allocates. tlm__stack_intern() maps a stack to a small per-thread id
+ * and says whether the id is new (its definition must then go into the ring
+ * before the first event using it).
+ */
+#ifndef TLM_STACK_H
+#define TLM_STACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shim/ring.h"
+#include "tlm/trace.h"
+
+uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max) TLM_HIDDEN;
+uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32_t depth, bool *fresh) TLM_HIDDEN;
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_internal.h - state and helpers shared by the simulated driver's files.
+ *
+ * Contract: every driver entry point is implemented once as a HIDDEN function
+ * sim_<abi name> and exported under its ABI name with SIM_EXPORT, an alias of
+ * the same code. Internal callers and the cuGetProcAddress table use the
+ * sim_ names, which bind inside the library at link time: a preloaded library
+ * defining cuMemAlloc_v2 can neither divert the simulator's own calls nor the
+ * pointers it hands out. All simulator state is guarded by sim_lock, except
+ * the per-thread context stack.
+ */
+#ifndef TLM_SIM_INTERNAL_H
+#define TLM_SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim_driver.h"
+#include "sim_tree.h"
+#include "sim_vaspace.h"
+
+/* Export the hidden implementation sim_NAME under the ABI name NAME. The alias
+ * has the same address, so &sim_NAME inside the library equals the address a
+ * dlsym(handle, "NAME") caller sees. */
+#define SIM_EXPORT(name)                                                                           \
+	extern __typeof__(sim_##name) name                                                         \
+		__attribute__((alias("sim_" #name), visibility("default")))
+
+#define SIM_PAGE (2ull << 20)     /* physical page and VMM granularity: 2 MiB */
+#define SIM_MAX_DEVICES 16
+#define SIM_DEFAULT_DEVICES 2
+#define SIM_DEFAULT_MEMORY (1ull << 30)
+#define SIM_MAX_MEMORY (256ull << 30) /* per device; keeps VA slack, see docs */
+#define SIM_DRIVER_VERSION 13000
+/* Device d allocates from [SIM_VA_BASE + d*SIM_VA_STRIDE, +SIM_VA_STRIDE).
+ * 0x2000'0000'0000.. lies far below where Linux places mmap (0x7f..), PIE
+ * images (0x55..) and ASan's heap (0x6000'0000'0000), so device pointers never
+ * alias host pointers in a trace. */
+#define SIM_VA_BASE 0x200000000000ull
+#define SIM_VA_STRIDE 0x020000000000ull /* 2 TiB per device */
+/* VMM reservations (cuMemAddressReserve) come from one shared region. */
+#define SIM_VMM_VA_BASE 0x400000000000ull
+#define SIM_VMM_VA_SIZE 0x100000000000ull /* 16 TiB */
+
+#pragma GCC visibility push(hidden)
+
+/* ---- implementations of the exported entry points ---- */
+extern __typeof__(cuInit) sim_cuInit;
+extern __typeof__(cuDriverGetVersion) sim_cuDriverGetVersion;
+extern __typeof__(cuGetErrorName) sim_cuGetErrorName;
+extern __typeof__(cuGetErrorString) sim_cuGetErrorString;
+extern __typeof__(cuGetProcAddress) sim_cuGetProcAddress;
+extern __typeof__(cuGetProcAddress_v2) sim_cuGetProcAddress_v2;
+extern __typeof__(cuDeviceGet) sim_cuDeviceGet;
+extern __typeof__(cuDeviceGetCount) sim_cuDeviceGetCount;
+extern __typeof__(cuDeviceGetName) sim_cuDeviceGetName;
+extern __typeof__(cuDeviceTotalMem_v2) sim_cuDeviceTotalMem_v2;
+extern __typeof__(cuDevicePrimaryCtxRetain) sim_cuDevicePrimaryCtxRetain;
+extern __typeof__(cuDevicePrimaryCtxRelease_v2) sim_cuDevicePrimaryCtxRelease_v2;
+extern __typeof__(cuCtxCreate_v2) sim_cuCtxCreate_v2;
+extern __typeof__(cuCtxCreate_v4) sim_cuCtxCreate_v4;
+extern __typeof__(cuCtxDestroy_v2) sim_cuCtxDestroy_v2;
+extern __typeof__(cuCtxSetCurrent) sim_cuCtxSetCurrent;
+extern __typeof__(cuCtxGetCurrent) sim_cuCtxGetCurrent;
+extern __typeof__(cuCtxPushCurrent_v2) sim_cuCtxPushCurrent_v2;
+extern __typeof__(cuCtxPopCurrent_v2) sim_cuCtxPopCurrent_v2;
+extern __typeof__(cuCtxGetDevice) sim_cuCtxGetDevice;
+extern __typeof__(cuCtxGetDevice_v2) sim_cuCtxGetDevice_v2;
+extern __typeof__(cuCtxSynchronize) sim_cuCtxSynchronize;
+extern __typeof__(cuCtxSynchronize_v2) sim_cuCtxSynchronize_v2;
+extern __typeof__(cuStreamCreate) sim_cuStreamCreate;
+extern __typeof__(cuStreamDestroy_v2) sim_cuStreamDestroy_v2;
+extern __typeof__(cuStreamSynchronize) sim_cuStreamSynchronize;
+extern __typeof__(cuStreamSynchronize_ptsz) sim_cuStreamSynchronize_ptsz;
+extern __typeof__(cuMemGetInfo_v2) sim_cuMemGetInfo_v2;
+extern __typeof__(cuMemAlloc_v2) sim_cuMemAlloc_v2;
+extern __typeof__(cuMemAllocPitch_v2) sim_cuMemAllocPitch_v2;
+extern __typeof__(cuMemFree_v2) sim_cuMemFree_v2;
+extern __typeof__(cuMemAllocManaged) sim_cuMemAllocManaged;
+extern __typeof__(cuMemAllocHost_v2) sim_cuMemAllocHost_v2;
+extern __typeof__(cuMemHostAlloc) sim_cuMemHostAlloc;
+extern __typeof__(cuMemFreeHost) sim_cuMemFreeHost;
+extern __typeof__(cuMemAllocAsync) sim_cuMemAllocAsync;
+extern __typeof__(cuMemAllocAsync_ptsz) sim_cuMemAllocAsync_ptsz;
+extern __typeof__(cuMemAllocFromPoolAsync) sim_cuMemAllocFromPoolAsync;
+extern __typeof__(cuMemAllocFromPoolAsync_ptsz) sim_cuMemAllocFromPoolAsync_ptsz;
+extern __typeof__(cuMemFreeAsync) sim_cuMemFreeAsync;
+extern __typeof__(cuMemFreeAsync_ptsz) sim_cuMemFreeAsync_ptsz;
+extern __typeof__(cuDeviceGetDefaultMemPool) sim_cuDeviceGetDefaultMemPool;
+extern __typeof__(cuMemPoolCreate) sim_cuMemPoolCreate;
+extern __typeof__(cuMemPoolDestroy) sim_cuMemPoolDestroy;
+extern __typeof__(cuMemPoolTrimTo) sim_cuMemPoolTrimTo;
+extern __typeof__(cuMemGetAllocationGranularity) sim_cuMemGetAllocationGranularity;
+extern __typeof__(cuMemCreate) sim_cuMemCreate;
+extern __typeof__(cuMemRelease) sim_cuMemRelease;
+extern __typeof__(cuMemAddressReserve) sim_cuMemAddressReserve;
+extern __typeof__(cuMemAddressFree) sim_cuMemAddressFree;
+extern __typeof__(cuMemMap) sim_cuMemMap;
+extern __typeof__(cuMemUnmap) sim_cuMemUnmap;
+extern __typeof__(cuMemSetAccess) sim_cuMemSetAccess;
+extern __typeof__(tlm_sim_used_pages) sim_tlm_sim_used_pages;
+extern __typeof__(tlm_sim_pool_cached_bytes) sim_tlm_sim_pool_cached_bytes;
+
+/* ---- sim_state.c: configuration, devices, contexts, streams ---- */
+
+
+struct sim_device {
+	uint64_t total_pages, used_pages; /* physical memory, in SIM_PAGE units */
+	struct sim_vaspace va;            /* cuMemAlloc / pool block addresses */
+	struct CUmemPoolHandle_st *default_pool;
+};
+
+extern int sim_ndev;
+extern struct sim_device sim_dev[SIM_MAX_DEVICES];
+extern pthread_mutex_t sim_lock;
+
+/* CUDA_SUCCESS once cuInit has run, else CUDA_ERROR_NOT_INITIALIZED. */
+CUresult sim_check_init(void);
+/* Device of the calling thread's current context: CUDA_ERROR_NOT_INITIALIZED,
+ * CUDA_ERROR_INVALID_CONTEXT (none, or destroyed) or CUDA_SUCCESS. */
+CUresult sim_current_device(int *dev);
+/* Device a stream belongs to; the NULL/legacy/per-thread streams mean the
+ * current context's device. Takes sim_lock. */
+CUresult sim_stream_device(CUstream s, int *dev);
+bool sim_valid_device(int dev);
+
+/* ---- sim_memory.c: physical pages, device blocks, the live-allocation table ---- */
+
+/* Take `pages` physical pages plus a VA block on dev; OUT_OF_MEMORY when pages
+ * are short. Caller holds sim_lock. */
+CUresult sim_block_alloc(int dev, uint64_t pages, uint64_t *va);
+void sim_block_free(int dev, uint64_t va, uint64_t pages);
+/* Record a live device allocation (for cuMemFree); pool may be NULL. */
+CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *pool);
+int sim_va_device(uint64_t va);
+/* cuMemFreeAsync's core: frees device and pool allocations, not managed ones. */
+CUresult sim_free_async(CUdeviceptr dptr);
+
+/* ---- sim_pool.c ---- */
+void sim_pools_init_device(int dev); /* creates the default pool; at cuInit */
+/* A pool allocation came back (cuMemFree/cuMemFreeAsync). Holds sim_lock. */
+void sim_pool_return(struct CUmemPoolHandle_st *pool, uint64_t va, uint64_t pages);
+/* Synchronisation point on dev: pools drop cached memory above their release
+ * threshold, which is 0. Takes sim_lock. */
+void sim_pools_sync(int dev);
+
+/* ---- sim_errors.c ---- */
+const char *sim_error_name(CUresult e);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Simulated driver state: configuration from the environment, cuInit, device
+ * queries, contexts (a per-thread stack, as in the real driver) and streams.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+int sim_ndev;
+struct sim_device sim_dev[SIM_MAX_DEVICES];
+
+#define CTX_MAGIC 0x746c6d63u /* "tlmc" */
+#define CTX_STACK_MAX 64
+
+struct CUctx_st {
+	uint32_t magic;
+	int dev;
+	bool primary;
+	bool destroyed; /* created contexts are never freed: other threads may still hold them */
+	int refs;       /* primary contexts: retain count */
+};
+
+struct CUstream_st {
+	int dev;
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int initialized; /* read with __atomic, written once under init_once */
+static struct CUctx_st primary_ctx[SIM_MAX_DEVICES];
+static struct sim_tree ctx_set;    /* created contexts, key = address */
+static struct sim_tree stream_set; /* live streams, key = address */
+
+static __thread CUcontext ctx_stack[CTX_STACK_MAX];
+static __thread int ctx_depth;
+
+/* ---- configuration ---- */
+
+/* One size: digits with an optional K/M/G suffix, rounded down to whole pages. */
+static bool parse_size(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	size_t i = 0;
+	if (n == 0 || !isdigit((unsigned char)s[0]))
+		return false;
+	for (; i < n && isdigit((unsigned char)s[i]); i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < n) {
+		switch (s[i]) {
+		case 'k': case 'K': mul = 1ull << 10; break;
+		case 'm': case 'M': mul = 1ull << 20; break;
+		case 'g': case 'G': mul = 1ull << 30; break;
+		default: return false;
+		}
+		if (++i != n)
+			return false;
+	}
+	if (v > SIM_MAX_MEMORY / mul)
+		return false;
+	v = v * mul / SIM_PAGE * SIM_PAGE;
+	if (v == 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "1G" or "1G,512M": per-device sizes; a short list repeats its last entry. */
+static bool parse_memory(const char *s, uint64_t bytes[SIM_MAX_DEVICES])
+{
+	int i = 0;
+	for (;;) {
+		const char *comma = strchr(s, ',');
+		size_t n = comma ? (size_t)(comma - s) : strlen(s);
+		if (i == SIM_MAX_DEVICES || !parse_size(s, n, &bytes[i]))
+			return false;
+		i++;
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	for (; i < SIM_MAX_DEVICES; i++)
+		bytes[i] = bytes[i - 1];
+	return true;
+}
+
+static int parse_devices(const char *s)
+{
+	char *end;
+	long v;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > SIM_MAX_DEVICES)
+		return -1;
+	return (int)v;
+}
+
+static void configure(void)
+{
+	uint64_t bytes[SIM_MAX_DEVICES];
+	const char *env = getenv("TLM_SIM_DEVICES");
+	sim_ndev = SIM_DEFAULT_DEVICES;
+	if (env && (sim_ndev = parse_devices(env)) < 0) {
+		fprintf(stderr, "tlm-sim: TLM_SIM_DEVICES: bad value '%s' (expected 1..%d)\n", env,
+			SIM_MAX_DEVICES);
+		sim_ndev = SIM_DEFAULT_DEVICES;
+	}
+	env = getenv("TLM_SIM_MEMORY");
+	if (!env || !parse_memory(env, bytes)) {
+		if (env)
+			fprintf(stderr,
+				"tlm-sim: TLM_SIM_MEMORY: bad value '%s' (expected e.g. 1G or 1G,512M)\n",
+				env);
+		for (int i = 0; i < SIM_MAX_DEVICES; i++)
+			bytes[i] = SIM_DEFAULT_MEMORY;
+	}
+	for (int d = 0; d < sim_ndev; d++) {
+		sim_dev[d].total_pages = bytes[d] / SIM_PAGE;
+		sim_dev[d].used_pages = 0;
+		sim_vas_init(&sim_dev[d].va, SIM_VA_BASE + (uint64_t)d * SIM_VA_STRIDE, SIM_VA_STRIDE);
+		primary_ctx[d].magic = CTX_MAGIC;
+		primary_ctx[d].dev = d;
+		primary_ctx[d].primary = true;
+		sim_pools_init_device(d);
+	}
+	__atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
+}
+
+CUresult sim_cuInit(unsigned int flags)
+{
+	if (flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_once(&init_once, configure);
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuInit);
+
+CUresult sim_check_init(void)
+{
+	return __atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
+							       : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+bool sim_valid_device(int dev)
+{
+	return dev >= 0 && dev < sim_ndev;
+}
+
+CUresult sim_cuDriverGetVersion(int *driverVersion)
+{
+	if (!driverVersion)
+		return CUDA_ERROR_INVALID_VALUE;
+	*driverVersion = SIM_DRIVER_VERSION;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDriverGetVersion);
+
+/* ---- devices ---- */
+
+CUresult sim_cuDeviceGet(CUdevice *device, int ordinal)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_valid_device(ordinal))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = ordinal;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDeviceGet);
+
+CUresult sim_cuDeviceGetCount(int *count)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = sim_ndev;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDeviceGetCount);
+
+CUresult sim_cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "tlm simulated device %d", dev);
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDeviceGetName);
+
+CUresult sim_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*bytes = sim_dev[dev].total_pages * SIM_PAGE;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDeviceTotalMem_v2);
+
+/* ---- contexts ---- */
+
+/* A context handle we issued and that is still usable. Caller holds sim_lock. */
+static bool ctx_usable(CUcontext c)
+{
+	if (!c)
+		return false;
+	uintptr_t p = (uintptr_t)c, lo = (uintptr_t)&primary_ctx[0];
+	if (p >= lo && p < lo + (uintptr_t)sim_ndev * sizeof(primary_ctx[0]))
+		return true;
+	return sim_tree_find(&ctx_set, (uint64_t)(uintptr_t)c) && !c->destroyed;
+}
+
+static bool ctx_check(CUcontext c)
+{
+	bool ok;
+	pthread_mutex_lock(&sim_lock);
+	ok = ctx_usable(c);
+	pthread_mutex_unlock(&sim_lock);
+	return ok;
+}
+
+CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&sim_lock);
+	primary_ctx[dev].refs++;
+	pthread_mutex_unlock(&sim_lock);
+	*pctx = &primary_ctx[dev];
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDevicePrimaryCtxRetain);
+
+CUresult sim_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&sim_lock);
+	if (primary_ctx[dev].refs == 0)
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		primary_ctx[dev].refs--;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuDevicePrimaryCtxRelease_v2);
+
+static CUresult push_ctx(CUcontext c)
+{
+	if (ctx_depth == CTX_STACK_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	ctx_stack[ctx_depth++] = c;
+	return CUDA_SUCCESS;
+}
+
+CUresult sim_cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	CUresult r = sim_check_init();
+	struct CUctx_st *c;
+	(void)flags; /* scheduling flags have no meaning without kernels */
+	if (r)
+		return r;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (ctx_depth == CTX_STACK_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->magic = CTX_MAGIC;
+	c->dev = dev;
+	pthread_mutex_lock(&sim_lock);
+	if (!sim_tree_insert(&ctx_set, (uint64_t)(uintptr_t)c, 0, 0)) {
+		pthread_mutex_unlock(&sim_lock);
+		free(c);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&sim_lock);
+	*pctx = c;
+	return push_ctx(c); /* the real driver makes the new context current */
+}
+SIM_EXPORT(cuCtxCreate_v2);
+
+CUresult sim_cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+			    unsigned int flags, CUdevice dev)
+{
+	(void)ctxCreateParams; /* affinity / CIG parameters: nothing to simulate */
+	return sim_cuCtxCreate_v2(pctx, flags, dev);
+}
+SIM_EXPORT(cuCtxCreate_v4);
+
+CUresult sim_cuCtxDestroy_v2(CUcontext ctx)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	pthread_mutex_lock(&sim_lock);
+	if (!ctx || !sim_tree_find(&ctx_set, (uint64_t)(uintptr_t)ctx) || ctx->destroyed)
+		r = CUDA_ERROR_INVALID_CONTEXT; /* also rejects primary contexts */
+	else
+		__atomic_store_n(&ctx->destroyed, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&sim_lock);
+	if (!r) {
+		/* Popped from this thread's stack wherever it sits, as the real driver does. */
+		int j = 0;
+		for (int i = 0; i < ctx_depth; i++)
+			if (ctx_stack[i] != ctx)
+				ctx_stack[j++] = ctx_stack[i];
+		ctx_depth = j;
+	}
+	return r;
+}
+SIM_EXPORT(cuCtxDestroy_v2);
+
+CUresult sim_cuCtxSetCurrent(CUcontext ctx)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!ctx) {
+		if (ctx_depth > 0)
+			ctx_depth--;
+		return CUDA_SUCCESS;
+	}
+	if (!ctx_check(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (ctx_depth == 0)
+		ctx_depth = 1;
+	ctx_stack[ctx_depth - 1] = ctx;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuCtxSetCurrent);
+
+CUresult sim_cuCtxGetCurrent(CUcontext *pctx)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuCtxGetCurrent);
+
+CUresult sim_cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!ctx_check(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return push_ctx(ctx);
+}
+SIM_EXPORT(cuCtxPushCurrent_v2);
+
+CUresult sim_cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (ctx_depth == 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctx_depth--;
+	if (pctx)
+		*pctx = ctx_stack[ctx_depth];
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuCtxPopCurrent_v2);
+
+CUresult sim_current_device(int *dev)
+{
+	CUresult r = sim_check_init();
+	CUcontext c;
+	if (r)
+		return r;
+	if (ctx_depth == 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	c = ctx_stack[ctx_depth - 1];
+	/* Created contexts are never freed, so reading `destroyed` is safe; the
+	 * flag only ever goes from false to true. */
+	if (__atomic_load_n(&c->destroyed, __ATOMIC_RELAXED))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*dev = c->dev;
+	return CUDA_SUCCESS;
+}
+
+/* The device of ctx, or of the current context when ctx is NULL. */
+static CUresult ctx_device(CUcontext ctx, int *dev)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!ctx)
+		return sim_current_device(dev);
+	if (!ctx_check(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*dev = ctx->dev;
+	return CUDA_SUCCESS;
+}
+
+CUresult sim_cuCtxGetDevice(CUdevice *device)
+{
+	return sim_cuCtxGetDevice_v2(device, NULL);
+}
+SIM_EXPORT(cuCtxGetDevice);
+
+CUresult sim_cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	int dev;
+	CUresult r = ctx_device(ctx, &dev);
+	if (r)
+		return r;
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	*device = dev;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuCtxGetDevice_v2);
+
+CUresult sim_cuCtxSynchronize(void)
+{
+	return sim_cuCtxSynchronize_v2(NULL);
+}
+SIM_EXPORT(cuCtxSynchronize);
+
+CUresult sim_cuCtxSynchronize_v2(CUcontext ctx)
+{
+	int dev;
+	CUresult r = ctx_device(ctx, &dev);
+	if (r)
+		return r;
+	sim_pools_sync(dev); /* work is always complete; only pools react */
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuCtxSynchronize_v2);
+
+/* ---- streams ---- */
+
+CUresult sim_cuStreamCreate(CUstream *phStream, unsigned int flags)
+{
+	int dev;
+	struct CUstream_st *s;
+	CUresult r = sim_current_device(&dev);
+	if (r)
+		return r;
+	if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	s->dev = dev;
+	pthread_mutex_lock(&sim_lock);
+	if (!sim_tree_insert(&stream_set, (uint64_t)(uintptr_t)s, 0, 0)) {
+		pthread_mutex_unlock(&sim_lock);
+		free(s);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&sim_lock);
+	*phStream = s;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuStreamCreate);
+
+CUresult sim_cuStreamDestroy_v2(CUstream hStream)
+{
+	int dev;
+	bool found;
+	CUresult r = sim_current_device(&dev);
+	if (r)
+		return r;
+	pthread_mutex_lock(&sim_lock);
+	found = hStream && sim_tree_remove(&stream_set, (uint64_t)(uintptr_t)hStream, NULL, NULL);
+	pthread_mutex_unlock(&sim_lock);
+	if (!found)
+		return CUDA_ERROR_INVALID_HANDLE;
+	free(hStream);
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuStreamDestroy_v2);
+
+CUresult sim_stream_device(CUstream s, int *dev)
+{
+	int cur;
+	CUresult r = sim_current_device(&cur);
+	if (r)
+		return r;
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
+		*dev = cur;
+		return CUDA_SUCCESS;
+	}
+	pthread_mutex_lock(&sim_lock);
+	if (sim_tree_find(&stream_set, (uint64_t)(uintptr_t)s))
+		*dev = s->dev;
+	else
+		r = CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+
+static CUresult stream_sync(CUstream s)
+{
+	int dev;
+	CUresult r = sim_stream_device(s, &dev);
+	if (r)
+		return r;
+	sim_pools_sync(dev);
+	return CUDA_SUCCESS;
+}
+
+CUresult sim_cuStreamSynchronize(CUstream hStream)
+{
+	return stream_sync(hStream);
+}
+SIM_EXPORT(cuStreamSynchronize);
+
+/* Per-thread default stream flavour: stream 0 means this thread's stream, which
+ * in the simulator behaves exactly like the legacy one. */
+CUresult sim_cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	return stream_sync(hStream ? hStream : CU_STREAM_PER_THREAD);
+}
+SIM_EXPORT(cuStreamSynchronize_ptsz);

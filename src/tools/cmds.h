@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmds.h - the subcommands of the `tlm` tool and its exit codes.
+ *
+ * Contract: each subcommand lives in its own cmd_<name>.c and is called with
+ * argv[0] = its name; it returns the process exit code. To add one: declare
+ * it here, add a row to the table in main.c, add the file to meson.build.
+ */
+#ifndef TLM_TOOLS_CMDS_H
+#define TLM_TOOLS_CMDS_H
+
+#define TLM_EXIT_OK 0       /* did its job (info: the trace is readable) */
+#define TLM_EXIT_DAMAGED 2  /* unreadable input or integrity errors */
+#define TLM_EXIT_USAGE 64   /* bad usage (EX_USAGE) */
+
+int tlm_cmd_info(int argc, char **argv);
+
+#endif

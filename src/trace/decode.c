@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.c - decodes the records of one chunk payload (see
+ * docs/trace-format.md). Every read is bounded by r->end and every value is
+ * range-checked against the field it lands in, so any input is safe.
+ */
+#include <string.h>
+
+#include "rd.h"
+
+#define GET(v)                                          \
+	do {                                            \
+		if (!(p = tlm__get_uv(p, end, &(v))))   \
+			return bad(why, "bad varint");  \
+	} while (0)
+#define NEED(n)                                                  \
+	do {                                                     \
+		if ((size_t)(end - p) < (size_t)(n))             \
+			return bad(why, "record ends early");    \
+	} while (0)
+
+static int bad(const char **why, const char *what)
+{
+	*why = what;
+	return 0;
+}
+
+/* The value of a zigzag varint as a signed int64. */
+static inline int64_t sval(uint64_t zz)
+{
+	return (int64_t)tlm__unzz(zz);
+}
+
+static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char **why)
+{
+	const uint8_t *p = r->p, *end = r->end;
+	unsigned tag = *p++, x = 0, x2 = 0, op, kind;
+	uint64_t v;
+
+	if (tag & TLM__EV_EXT) {
+		NEED(1);
+		x = *p++;
+		if (x & TLM__X_EXT2) {
+			NEED(1);
+			x2 = *p++;
+			if (x2 & ~TLM__X2_KNOWN)
+				return bad(why, "unknown event escape bits");
+		}
+	}
+	op = tag & TLM__EV_FREE ? TLM_OP_FREE : TLM_OP_ALLOC;
+	kind = tag & TLM__TAG_KIND_MASK;
+	if (x & TLM__X_OP) {
+		NEED(1);
+		op = *p++;
+	}
+	if (x2 & TLM__X2_KIND) {
+		NEED(1);
+		kind = *p++;
+	}
+	ev->op = (uint8_t)op;
+	ev->kind = (uint8_t)kind;
+
+	GET(v);
+	r->prev_time += tlm__unzz(v);
+	ev->time_ns = r->prev_time;
+	if (tag & TLM__EV_THREAD) {
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "thread index out of range");
+		r->prev_thread = (uint32_t)v;
+	}
+	ev->thread = r->prev_thread;
+
+	unsigned ks = tlm__kslot(kind);
+	if (x2 & TLM__X2_ADDR_RAW) {
+		NEED(8);
+		ev->addr = tlm__get_u64(p);
+		p += 8;
+	} else {
+		GET(v);
+		ev->addr = r->prev_addr[ks] + (tlm__unzz(v >> 2) << tlm__shift((unsigned)v & 3));
+	}
+	r->prev_addr[ks] = ev->addr;
+
+	ev->size = 0;
+	if (tag & TLM__EV_SIZE) {
+		if (x2 & TLM__X2_SIZE_RAW) {
+			NEED(8);
+			ev->size = tlm__get_u64(p);
+			p += 8;
+		} else {
+			GET(v);
+			unsigned sh = tlm__shift((unsigned)v & 3);
+			v >>= 2;
+			if (sh && v >> (64 - sh))
+				return bad(why, "size out of range");
+			ev->size = v << sh;
+		}
+	}
+
+	struct tlm__slotstate *s = &r->slot[tlm__slot(op, kind)];
+	if (tag & TLM__EV_STACK) {
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "stack id out of range");
+		s->stack = (uint32_t)v;
+	}
+	ev->result = 0;
+	ev->device_free = 0;
+	if (x) {
+		if (x & TLM__X_API) {
+			GET(v);
+			if (v > UINT16_MAX)
+				return bad(why, "api out of range");
+			s->api = (uint16_t)v;
+		}
+		if (x & TLM__X_FLAGS) {
+			GET(v);
+			if (v > UINT16_MAX)
+				return bad(why, "flags out of range");
+			s->flags = (uint16_t)v;
+		}
+		if (x & TLM__X_DEVICE) {
+			GET(v);
+			int64_t d = sval(v);
+			if (d < INT16_MIN || d > INT16_MAX)
+				return bad(why, "device out of range");
+			s->device = (int16_t)d;
+		}
+		if (x & TLM__X_STREAM) {
+			GET(v);
+			s->stream += tlm__unzz(v);
+		}
+		if (x & TLM__X_AUX) {
+			GET(v);
+			s->aux += tlm__unzz(v);
+		}
+		if (x & TLM__X_FAIL) {
+			GET(v);
+			int64_t res = sval(v);
+			if (res < INT32_MIN || res > INT32_MAX)
+				return bad(why, "result out of range");
+			ev->result = (int32_t)res;
+			GET(v);
+			ev->device_free = v;
+		}
+	}
+	ev->stack_id = s->stack;
+	ev->api = s->api;
+	ev->flags = s->flags;
+	ev->device = s->device;
+	ev->stream = s->stream;
+	ev->aux = s->aux;
+	r->p = p;
+	return 1;
+}
+
+static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned type, const char **why)
+{
+	const uint8_t *p = r->p + 1, *end = r->end;
+	uint64_t v, a, b;
+
+	switch (type) {
+	case TLM_REC_THREAD: {
+		struct tlm_rec_thread *t = &rec->u.thread;
+		memset(t, 0, sizeof *t);
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "thread index out of range");
+		t->index = (uint32_t)v;
+		GET(v);
+		int64_t tid = sval(v);
+		if (tid < INT32_MIN || tid > INT32_MAX)
+			return bad(why, "tid out of range");
+		t->tid = (int32_t)tid;
+		NEED(1);
+		unsigned n = *p++;
+		if (n >= sizeof t->name)
+			return bad(why, "thread name too long");
+		NEED(n);
+		memcpy(t->name, p, n);
+		p += n;
+		break;
+	}
+	case TLM_REC_STACK: {
+		struct tlm_rec_stack *s = &rec->u.stack;
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "stack id out of range");
+		s->id = (uint32_t)v;
+		GET(v);
+		if (v > TLM_MAX_STACK_DEPTH)
+			return bad(why, "stack depth exceeds 256");
+		s->depth = (uint32_t)v;
+		uint64_t prev = 0;
+		for (uint32_t i = 0; i < s->depth; i++) {
+			GET(v);
+			prev += tlm__unzz(v);
+			s->ip[i] = prev;
+		}
+		break;
+	}
+	case TLM_REC_MODULE: {
+		struct tlm_rec_module *m = &rec->u.module;
+		memset(m, 0, sizeof *m);
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "module id out of range");
+		m->id = (uint32_t)v;
+		GET(m->base);
+		GET(v);
+		if (v > TLM_MAX_SEGMENTS)
+			return bad(why, "module has more than 16 segments");
+		m->nseg = (uint32_t)v;
+		uint64_t prev = m->base;
+		for (uint32_t i = 0; i < m->nseg; i++) {
+			GET(a);
+			GET(b);
+			m->seg[i].start = prev + tlm__unzz(a);
+			m->seg[i].end = m->seg[i].start + tlm__unzz(b);
+			prev = m->seg[i].end;
+		}
+		NEED(1);
+		m->build_id_len = *p++;
+		if (m->build_id_len > sizeof m->build_id)
+			return bad(why, "build-id longer than 64 bytes");
+		NEED(m->build_id_len);
+		memcpy(m->build_id, p, m->build_id_len);
+		p += m->build_id_len;
+		GET(v);
+		if (v >= sizeof m->path)
+			return bad(why, "module path too long");
+		NEED(v);
+		memcpy(m->path, p, v);
+		p += v;
+		break;
+	}
+	case TLM_REC_MODULE_UNLOAD:
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "module id out of range");
+		rec->u.module_unload = (uint32_t)v;
+		break;
+	case TLM_REC_LOST:
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "thread index out of range");
+		rec->u.lost.thread = (uint32_t)v;
+		GET(rec->u.lost.count);
+		/* Saturate: a crafted file must not wrap the total to a small number. */
+		r->lost = r->lost + rec->u.lost.count < r->lost ? UINT64_MAX : r->lost + rec->u.lost.count;
+		break;
+	case TLM_REC_SIGNAL: {
+		GET(v);
+		int64_t sig = sval(v);
+		if (sig < INT32_MIN || sig > INT32_MAX)
+			return bad(why, "signal number out of range");
+		rec->u.signal = (int32_t)sig;
+		r->saw_signal = 1;
+		break;
+	}
+	case TLM_REC_END:
+		GET(rec->u.end.events);
+		GET(rec->u.end.lost);
+		GET(rec->u.end.end_monotonic_ns);
+		r->saw_end = 1;
+		break;
+	default:
+		return bad(why, "unknown record type");
+	}
+	r->p = p;
+	return 1;
+}
+
+int tlm__decode_record(struct tlm_reader *r, struct tlm_record *rec, const char **why)
+{
+	unsigned tag = *r->p;
+	rec->offset = r->choff;
+	rec->seq = r->seq0 + r->nev;
+	if ((tag & TLM__TAG_KIND_MASK) != TLM__TAG_NONEVENT) {
+		rec->type = TLM_REC_EVENT;
+		if (!decode_event(r, &rec->u.ev, why))
+			return 0;
+		r->nev++;
+	} else {
+		rec->type = tag >> 3;
+		if (!decode_other(r, rec, tag >> 3, why))
+			return 0;
+	}
+	r->nrec++;
+	return 1;
+}

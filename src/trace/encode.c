@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * encode.c - tlm_tw_event and the other record encoders (see
+ * docs/trace-format.md for the layout). The event path is the hot one: it
+ * compares against per-chunk delta state and emits only what changed.
+ */
+#include <string.h>
+
+#include "tw.h"
+
+/* Largest of the shifts 21, 12, 8 whose low bits of v are all zero. */
+static inline unsigned pick_sel(uint64_t v)
+{
+	if (!(v & ((1u << 21) - 1)))
+		return 3;
+	if (!(v & 0xfff))
+		return 2;
+	if (!(v & 0xff))
+		return 1;
+	return 0;
+}
+
+int tlm_tw_event(struct tlm_tw *w, const struct tlm_event *ev)
+{
+	int rc;
+	uint8_t *start = tlm__tw_reserve(w, TLM__EVENT_MAX, &rc);
+	unsigned kind = ev->kind, op = ev->op;
+	unsigned tag = 0, x = 0, x2 = 0;
+
+	if (kind < 7)
+		tag = kind;
+	else
+		x2 |= TLM__X2_KIND;
+	if (op == TLM_OP_FREE)
+		tag |= TLM__EV_FREE;
+	else if (op != TLM_OP_ALLOC)
+		x |= TLM__X_OP;
+
+	if (w->nev == 0)
+		w->base_time = w->prev_time = ev->time_ns;
+	uint64_t dt = tlm__zz(ev->time_ns - w->prev_time);
+	w->prev_time = ev->time_ns;
+	if (ev->thread != w->prev_thread)
+		tag |= TLM__EV_THREAD;
+
+	unsigned ks = tlm__kslot(kind);
+	uint64_t d = ev->addr - w->prev_addr[ks];
+	w->prev_addr[ks] = ev->addr;
+	unsigned asel = pick_sel(d);
+	uint64_t acode = tlm__zz(tlm__sar(d, tlm__shift(asel)));
+	if (asel == 0 && acode >> 62)
+		x2 |= TLM__X2_ADDR_RAW;
+	acode = acode << 2 | asel;
+
+	uint64_t scode = 0;
+	if (ev->size) {
+		tag |= TLM__EV_SIZE;
+		unsigned ssel = pick_sel(ev->size);
+		scode = ev->size >> tlm__shift(ssel);
+		if (ssel == 0 && scode >> 62)
+			x2 |= TLM__X2_SIZE_RAW;
+		scode = scode << 2 | ssel;
+	}
+
+	struct tlm__slotstate *s = &w->slot[tlm__slot(op, kind)];
+	if (ev->stack_id != s->stack)
+		tag |= TLM__EV_STACK;
+	if (ev->api != s->api)
+		x |= TLM__X_API;
+	if (ev->flags != s->flags)
+		x |= TLM__X_FLAGS;
+	if (ev->device != s->device)
+		x |= TLM__X_DEVICE;
+	if (ev->stream != s->stream)
+		x |= TLM__X_STREAM;
+	if (ev->aux != s->aux)
+		x |= TLM__X_AUX;
+	if (ev->result || ev->device_free)
+		x |= TLM__X_FAIL;
+	if (x2)
+		x |= TLM__X_EXT2;
+	if (x)
+		tag |= TLM__EV_EXT;
+
+	uint8_t *p = start;
+	*p++ = (uint8_t)tag;
+	if (x) {
+		*p++ = (uint8_t)x;
+		if (x2)
+			*p++ = (uint8_t)x2;
+		if (x & TLM__X_OP)
+			*p++ = (uint8_t)op;
+		if (x2 & TLM__X2_KIND)
+			*p++ = (uint8_t)kind;
+	}
+	p = tlm__put_uv(p, dt);
+	if (tag & TLM__EV_THREAD)
+		p = tlm__put_uv(p, ev->thread);
+	if (x2 & TLM__X2_ADDR_RAW) {
+		tlm__put_u64(p, ev->addr);
+		p += 8;
+	} else {
+		p = tlm__put_uv(p, acode);
+	}
+	if (tag & TLM__EV_SIZE) {
+		if (x2 & TLM__X2_SIZE_RAW) {
+			tlm__put_u64(p, ev->size);
+			p += 8;
+		} else {
+			p = tlm__put_uv(p, scode);
+		}
+	}
+	if (tag & TLM__EV_STACK)
+		p = tlm__put_uv(p, ev->stack_id);
+	if (x) {
+		if (x & TLM__X_API)
+			p = tlm__put_uv(p, ev->api);
+		if (x & TLM__X_FLAGS)
+			p = tlm__put_uv(p, ev->flags);
+		if (x & TLM__X_DEVICE)
+			p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)ev->device));
+		if (x & TLM__X_STREAM)
+			p = tlm__put_uv(p, tlm__zz(ev->stream - s->stream));
+		if (x & TLM__X_AUX)
+			p = tlm__put_uv(p, tlm__zz(ev->aux - s->aux));
+		if (x & TLM__X_FAIL) {
+			p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)ev->result));
+			p = tlm__put_uv(p, ev->device_free);
+		}
+	}
+	s->stack = ev->stack_id;
+	s->api = ev->api;
+	s->flags = ev->flags;
+	s->device = ev->device;
+	s->stream = ev->stream;
+	s->aux = ev->aux;
+	w->prev_thread = ev->thread;
+	w->nev++;
+	w->events++;
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
+int tlm_tw_thread(struct tlm_tw *w, const struct tlm_rec_thread *t)
+{
+	int rc;
+	uint8_t *p = tlm__tw_reserve(w, 64, &rc);
+	size_t n = strnlen(t->name, sizeof t->name - 1);
+	*p++ = TLM__TAG_REC(TLM_REC_THREAD);
+	p = tlm__put_uv(p, t->index);
+	p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)t->tid));
+	*p++ = (uint8_t)n;
+	memcpy(p, t->name, n);
+	tlm__tw_commit(w, p + n);
+	return rc;
+}
+
+int tlm_tw_stack(struct tlm_tw *w, uint32_t id, const uint64_t *ip, uint32_t depth)
+{
+	int rc;
+	if (depth > TLM_MAX_STACK_DEPTH)
+		depth = TLM_MAX_STACK_DEPTH; /* the reader's bound */
+	uint8_t *p = tlm__tw_reserve(w, 1 + 2 * TLM__VARINT_MAX + (size_t)depth * TLM__VARINT_MAX, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_STACK);
+	p = tlm__put_uv(p, id);
+	p = tlm__put_uv(p, depth);
+	/* Frames of one stack share a few modules: deltas are short. */
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < depth; i++) {
+		p = tlm__put_uv(p, tlm__zz(ip[i] - prev));
+		prev = ip[i];
+	}
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
+int tlm_tw_module(struct tlm_tw *w, const struct tlm_rec_module *m)
+{
+	int rc;
+	uint8_t *p = tlm__tw_reserve(w, TLM__MODULE_MAX, &rc);
+	uint32_t nseg = m->nseg < TLM_MAX_SEGMENTS ? m->nseg : TLM_MAX_SEGMENTS;
+	uint32_t bl = m->build_id_len < sizeof m->build_id ? m->build_id_len : sizeof m->build_id;
+	size_t pl = strnlen(m->path, sizeof m->path - 1);
+
+	*p++ = TLM__TAG_REC(TLM_REC_MODULE);
+	p = tlm__put_uv(p, m->id);
+	p = tlm__put_uv(p, m->base);
+	p = tlm__put_uv(p, nseg);
+	uint64_t prev = m->base;
+	for (uint32_t i = 0; i < nseg; i++) {
+		p = tlm__put_uv(p, tlm__zz(m->seg[i].start - prev));
+		p = tlm__put_uv(p, tlm__zz(m->seg[i].end - m->seg[i].start));
+		prev = m->seg[i].end;
+	}
+	*p++ = (uint8_t)bl;
+	memcpy(p, m->build_id, bl);
+	p += bl;
+	p = tlm__put_uv(p, pl);
+	memcpy(p, m->path, pl);
+	tlm__tw_commit(w, p + pl);
+	return rc;
+}
+
+/* Small records: tag and up to three varints. */
+static int small(struct tlm_tw *w, unsigned type, int n, uint64_t a, uint64_t b, uint64_t c)
+{
+	int rc;
+	uint8_t *p = tlm__tw_reserve(w, 1 + 3 * TLM__VARINT_MAX, &rc);
+	*p++ = TLM__TAG_REC(type);
+	if (n > 0)
+		p = tlm__put_uv(p, a);
+	if (n > 1)
+		p = tlm__put_uv(p, b);
+	if (n > 2)
+		p = tlm__put_uv(p, c);
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
+int tlm_tw_module_unload(struct tlm_tw *w, uint32_t id)
+{
+	return small(w, TLM_REC_MODULE_UNLOAD, 1, id, 0, 0);
+}
+
+int tlm_tw_lost(struct tlm_tw *w, uint32_t thread, uint64_t count)
+{
+	w->lost += count;
+	return small(w, TLM_REC_LOST, 2, thread, count, 0);
+}
+
+int tlm_tw_signal(struct tlm_tw *w, int signo)
+{
+	return small(w, TLM_REC_SIGNAL, 1, tlm__zz((uint64_t)(int64_t)signo), 0, 0);
+}
+
+int tlm_tw_end(struct tlm_tw *w, uint64_t end_monotonic_ns)
+{
+	int rc = small(w, TLM_REC_END, 3, w->events, w->lost, end_monotonic_ns);
+	int f = tlm_tw_flush(w);
+	return rc ? rc : f;
+}

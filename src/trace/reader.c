@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader.c - tlm_reader_*: streams a trace through a window the size of one
+ * chunk, validates the header, verifies each chunk (magic, lengths, CRC),
+ * decompresses it and hands the payload to decode.c. Damage is recorded as
+ * integrity errors and skipped by resynchronising on the next chunk whose CRC
+ * verifies; a file cut inside its last chunk is a truncation, not damage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "header.h"
+#include "rd.h"
+
+#define WINDOW_MIN (1u << 20) /* smallest read window: large sequential reads */
+
+/* ---- file window ------------------------------------------------------ */
+
+/* Makes file bytes [off, off + n) available if the file has them and returns
+ * a pointer to off; *avail is how many bytes from off are buffered (>= n
+ * unless the file ends first). Bytes before off are dropped: callers only
+ * move forward. NULL on allocation failure. */
+static const uint8_t *window(struct tlm_reader *r, uint64_t off, size_t n, size_t *avail)
+{
+	uint64_t have_end = r->base + r->len;
+	if (off < r->base)
+		off = r->base; /* never happens: offsets only grow */
+	if (off + n > have_end && !r->eof) {
+		/* Slide: keep [off, have_end), then read as much as fits. */
+		size_t drop = off < have_end ? (size_t)(off - r->base) : r->len;
+		memmove(r->buf, r->buf + drop, r->len - drop);
+		r->len -= drop;
+		r->base += drop;
+		if (n > r->cap) {
+			size_t ncap = n + WINDOW_MIN / 4;
+			uint8_t *nb = realloc(r->buf, ncap);
+			if (!nb)
+				return NULL;
+			r->buf = nb;
+			r->cap = ncap;
+		}
+		while (!r->eof && r->base + r->len < off + n) {
+			ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				if (k < 0)
+					r->ioerr = errno;
+				r->eof = 1;
+				break;
+			}
+			r->len += (size_t)k;
+			if (r->base < off) {
+				/* off lay beyond the buffered bytes: drop what precedes it. */
+				size_t d = off - r->base < r->len ? (size_t)(off - r->base) : r->len;
+				memmove(r->buf, r->buf + d, r->len - d);
+				r->len -= d;
+				r->base += d;
+			}
+		}
+		have_end = r->base + r->len;
+	}
+	if (off >= have_end) {
+		*avail = 0;
+		return r->buf;
+	}
+	*avail = (size_t)(have_end - off);
+	return r->buf + (off - r->base);
+}
+
+/* ---- integrity errors ------------------------------------------------- */
+
+static void add_error(struct tlm_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add_error(struct tlm_reader *r, uint64_t off, const char *fmt, ...)
+{
+	if (r->nerr == TLM__MAX_ERRORS) {
+		/* Bounded memory on hostile input: the last slot summarises. */
+		r->nerr_dropped++;
+		snprintf(r->errs[r->nerr - 1].what, sizeof r->errs[0].what,
+			 "%llu further integrity errors not listed",
+			 (unsigned long long)r->nerr_dropped + 1);
+		return;
+	}
+	if (r->nerr == r->errcap) {
+		size_t ncap = r->errcap ? r->errcap * 2 : 8;
+		struct tlm_integrity_error *ne = realloc(r->errs, ncap * sizeof *ne);
+		if (!ne)
+			return;
+		r->errs = ne;
+		r->errcap = ncap;
+	}
+	struct tlm_integrity_error *e = &r->errs[r->nerr++];
+	va_list ap;
+	va_start(ap, fmt);
+	e->offset = off;
+	vsnprintf(e->what, sizeof e->what, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- chunk framing ---------------------------------------------------- */
+
+enum ck { CK_OK, CK_EOF, CK_BAD_MAGIC, CK_BAD_HDR, CK_SHORT, CK_BAD_CRC, CK_NOMEM };
+
+struct ckinfo {
+	uint32_t disk, raw, flags, nrec, crc_want, crc_got;
+	uint64_t seq0, base_time;
+	size_t have, want; /* CK_SHORT: bytes present and needed */
+	char why[96];      /* CK_BAD_HDR */
+};
+
+/* Examines the chunk that should start at off. */
+static enum ck check_chunk(struct tlm_reader *r, uint64_t off, struct ckinfo *ci)
+{
+	size_t a;
+	const uint8_t *c = window(r, off, TLM__CHUNK_HDR, &a);
+	if (!c)
+		return CK_NOMEM;
+	if (a == 0)
+		return CK_EOF;
+	if (memcmp(c, TLM__CHUNK_MAGIC, a < 4 ? a : 4))
+		return CK_BAD_MAGIC;
+	if (a < TLM__CHUNK_HDR) {
+		ci->have = a;
+		ci->want = a >= 8 ? TLM__CHUNK_HDR + (size_t)tlm__get_u32(c + TLM__CK_DISKLEN)
+				  : TLM__CHUNK_HDR;
+		return CK_SHORT;
+	}
+	ci->disk = tlm__get_u32(c + TLM__CK_DISKLEN);
+	ci->crc_want = tlm__get_u32(c + TLM__CK_CRC);
+	ci->flags = tlm__get_u32(c + TLM__CK_FLAGS);
+	ci->raw = tlm__get_u32(c + TLM__CK_RAWLEN);
+	ci->nrec = tlm__get_u32(c + TLM__CK_NREC);
+	ci->seq0 = tlm__get_u64(c + TLM__CK_SEQ);
+	ci->base_time = tlm__get_u64(c + TLM__CK_BASE);
+	if (ci->flags & ~TLM__CKF_KNOWN)
+		snprintf(ci->why, sizeof ci->why, "unknown chunk flags 0x%x", ci->flags);
+	else if (ci->disk > TLM__CHUNK_MAX || ci->raw > TLM__CHUNK_MAX)
+		snprintf(ci->why, sizeof ci->why, "chunk length %u/%u exceeds %u", ci->disk,
+			 ci->raw, TLM__CHUNK_MAX);
+	else if (!(ci->flags & TLM__CKF_ZSTD) && ci->disk != ci->raw)
+		snprintf(ci->why, sizeof ci->why, "stored chunk length %u != %u", ci->disk, ci->raw);
+	else if (ci->nrec > ci->raw)
+		snprintf(ci->why, sizeof ci->why, "%u records in %u bytes", ci->nrec, ci->raw);
+	else
+		ci->why[0] = 0;
+	if (ci->why[0])
+		return CK_BAD_HDR;
+	c = window(r, off, TLM__CHUNK_HDR + (size_t)ci->disk, &a);
+	if (!c)
+		return CK_NOMEM;
+	if (a < TLM__CHUNK_HDR + (size_t)ci->disk) {
+		ci->have = a;
+		ci->want = TLM__CHUNK_HDR + (size_t)ci->disk;
+		return CK_SHORT;
+	}
+	uLong crc = crc32(0, c + TLM__CK_FLAGS, TLM__CHUNK_HDR - TLM__CK_FLAGS);
+	ci->crc_got = (uint32_t)crc32(crc, c + TLM__CHUNK_HDR, ci->disk);
+	return ci->crc_got == ci->crc_want ? CK_OK : CK_BAD_CRC;
+}
+
+static void note_truncation(struct tlm_reader *r, uint64_t off, size_t have, size_t want)
+{
+	r->truncated = 1;
+	r->trunc_off = off;
+	snprintf(r->trunc_msg, sizeof r->trunc_msg,
+		 "truncated at offset %llu: last chunk incomplete (%zu of %zu bytes)",
+		 (unsigned long long)off, have, want);
+}
+
+/* Scans forward from off for a chunk magic whose chunk verifies. Returns its
+ * offset, or UINT64_MAX at end of file. *short_off gets the first candidate
+ * that looked like a chunk cut by the end of the file (UINT64_MAX if none). */
+static uint64_t resync(struct tlm_reader *r, uint64_t off, uint64_t *short_off,
+		       struct ckinfo *short_ci)
+{
+	*short_off = UINT64_MAX;
+	for (;;) {
+		size_t a;
+		const uint8_t *c = window(r, off, 4, &a);
+		if (!c || a < 4) {
+			if (c && a > 0 && !memcmp(c, TLM__CHUNK_MAGIC, a) && *short_off == UINT64_MAX) {
+				*short_off = off;
+				short_ci->have = a;
+				short_ci->want = TLM__CHUNK_HDR;
+			}
+			if (c && a > 1) {
+				off++;
+				continue;
+			}
+			return UINT64_MAX;
+		}
+		const uint8_t *m = memmem(c, a, TLM__CHUNK_MAGIC, 4);
+		if (!m) {
+			off += a - 3; /* the magic may straddle the window's end */
+			continue;
+		}
+		off += (uint64_t)(m - c);
+		struct ckinfo ci;
+		enum ck k = check_chunk(r, off, &ci);
+		if (k == CK_OK)
+			return off;
+		if (k == CK_NOMEM || k == CK_EOF)
+			return UINT64_MAX;
+		if (k == CK_SHORT && *short_off == UINT64_MAX) {
+			*short_off = off;
+			*short_ci = ci;
+		}
+		off++;
+	}
+}
+
+/* After damage at off: finds the next good chunk, records one error.
+ * natural: where the next chunk starts if the damaged chunk's length field is
+ * right (UINT64_MAX if unknown); taken when a plausible chunk header (or the
+ * end of the file) is there, so each of several damaged chunks in a row is
+ * reported on its own instead of as one region. */
+static void recover(struct tlm_reader *r, uint64_t off, const char *what, uint64_t natural)
+{
+	uint64_t short_off;
+	struct ckinfo sci;
+	if (natural != UINT64_MAX) {
+		enum ck k = check_chunk(r, natural, &sci);
+		if (k == CK_OK || k == CK_BAD_CRC || k == CK_SHORT || k == CK_EOF) {
+			add_error(r, off, "%s", what);
+			r->pos = natural;
+			return;
+		}
+	}
+	uint64_t next = resync(r, off + 1, &short_off, &sci);
+	if (next != UINT64_MAX) {
+		add_error(r, off, "%s, resynchronised at offset %llu", what, (unsigned long long)next);
+		r->pos = next;
+		return;
+	}
+	add_error(r, off, "%s, no valid chunk after it", what);
+	if (short_off != UINT64_MAX)
+		note_truncation(r, short_off, sci.have, sci.want);
+	r->done = 1;
+}
+
+/* Positions the decoder on the next good chunk. 0 at end of file. */
+static int next_chunk(struct tlm_reader *r)
+{
+	char what[160];
+	while (!r->done) {
+		struct ckinfo ci;
+		uint64_t off = r->pos;
+		switch (check_chunk(r, off, &ci)) {
+		case CK_EOF:
+			r->done = 1;
+			break;
+		case CK_NOMEM:
+			add_error(r, off, "out of memory reading the chunk");
+			r->done = 1;
+			break;
+		case CK_BAD_MAGIC:
+			recover(r, off, "bad chunk magic", UINT64_MAX);
+			break;
+		case CK_BAD_HDR:
+			snprintf(what, sizeof what, "bad chunk header (%s)", ci.why);
+			recover(r, off, what, UINT64_MAX);
+			break;
+		case CK_BAD_CRC:
+			snprintf(what, sizeof what, "chunk checksum mismatch (expected 0x%08x, got 0x%08x)",
+				 ci.crc_want, ci.crc_got);
+			recover(r, off, what, off + TLM__CHUNK_HDR + ci.disk);
+			break;
+		case CK_SHORT: {
+			/* The file ends inside this chunk: a cut, unless a good chunk
+			 * follows, in which case its length field was damaged. */
+			uint64_t short_off;
+			struct ckinfo sci;
+			uint64_t next = resync(r, off + 1, &short_off, &sci);
+			if (next == UINT64_MAX) {
+				note_truncation(r, off, ci.have, ci.want);
+				r->done = 1;
+			} else {
+				add_error(r, off, "chunk length %zu runs past the end of the file, resynchronised at offset %llu",
+					  ci.want, (unsigned long long)next);
+				r->pos = next;
+			}
+			break;
+		}
+		case CK_OK: {
+			size_t a;
+			const uint8_t *c = window(r, off, TLM__CHUNK_HDR + (size_t)ci.disk, &a);
+			const uint8_t *pl = c + TLM__CHUNK_HDR;
+			r->pos = off + TLM__CHUNK_HDR + ci.disk;
+			if (ci.flags & TLM__CKF_ZSTD) {
+				if (ci.raw > r->zcap) {
+					uint8_t *nz = realloc(r->zbuf, ci.raw);
+					if (!nz) {
+						add_error(r, off, "out of memory decompressing the chunk");
+						continue;
+					}
+					r->zbuf = nz;
+					r->zcap = ci.raw;
+				}
+				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, ci.raw, pl, ci.disk);
+				if (ZSTD_isError(n) || n != ci.raw) {
+					add_error(r, off, "payload decode error: zstd: %s",
+						  ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from the chunk header");
+					continue;
+				}
+				pl = r->zbuf;
+			}
+			r->p = pl;
+			r->end = pl + ci.raw;
+			r->in_chunk = 1;
+			r->choff = off;
+			r->nrec_hdr = ci.nrec;
+			r->nrec = 0;
+			r->seq0 = ci.seq0;
+			r->nev = 0;
+			r->prev_time = ci.base_time;
+			r->prev_thread = 0;
+			memset(r->prev_addr, 0, sizeof r->prev_addr);
+			memset(r->slot, 0, sizeof r->slot);
+			return 1;
+		}
+		}
+	}
+	return 0;
+}
+
+int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec)
+{
+	for (;;) {
+		if (r->p < r->end) {
+			const char *why;
+			if (tlm__decode_record(r, rec, &why))
+				return 1;
+			add_error(r, r->choff, "payload decode error: %s (record %u)", why, r->nrec);
+			r->p = r->end = NULL;
+			r->in_chunk = 0; /* the count check is moot now */
+			continue;
+		}
+		if (r->in_chunk) {
+			r->in_chunk = 0;
+			if (r->nrec != r->nrec_hdr)
+				add_error(r, r->choff,
+					  "payload decode error: chunk header says %u records, payload has %u",
+					  r->nrec_hdr, r->nrec);
+		}
+		r->p = r->end = NULL;
+		if (!next_chunk(r))
+			return 0;
+	}
+}
+
+/* ---- open / accessors ------------------------------------------------- */
+
+static struct tlm_reader *open_fail(struct tlm_reader *r, char *err, size_t errlen,
+				    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static struct tlm_reader *open_fail(struct tlm_reader *r, char *err, size_t errlen,
+				    const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	tlm_reader_close(r);
+	return NULL;
+}
+
+struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen)
+{
+	char why[200];
+	struct tlm_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return open_fail(NULL, err, errlen, "out of memory");
+	r->fd = -1;
+	r->cap = WINDOW_MIN;
+	r->buf = malloc(r->cap);
+	if (!r->buf)
+		return open_fail(r, err, errlen, "out of memory");
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return open_fail(r, err, errlen, "cannot open: %s", strerror(errno));
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx)
+		return open_fail(r, err, errlen, "out of memory");
+
+	size_t a;
+	const uint8_t *b = window(r, 0, TLM__HDR_FIXED, &a);
+	if (!b)
+		return open_fail(r, err, errlen, "out of memory");
+	if (r->ioerr)
+		return open_fail(r, err, errlen, "read error: %s", strerror(r->ioerr));
+	if (a == 0)
+		return open_fail(r, err, errlen, "not a tlm trace (empty file)");
+	if (memcmp(b, TLM_TRACE_MAGIC, a < 8 ? a : 8))
+		return open_fail(r, err, errlen, "not a tlm trace (bad magic at offset 0)");
+	if (a < 8)
+		return open_fail(r, err, errlen, "truncated header: expected 8 bytes at offset 0, file has %zu", a);
+	if (a >= 12 && tlm__get_u32(b + 8) != TLM_TRACE_VERSION)
+		return open_fail(r, err, errlen, "unsupported trace version %u (this tlm reads version %u)",
+				 tlm__get_u32(b + 8), TLM_TRACE_VERSION);
+	if (a < TLM__HDR_FIXED)
+		return open_fail(r, err, errlen, "truncated header: expected 8 bytes at offset 8, file has %zu", a - 8);
+	uint32_t hlen = tlm__get_u32(b + 12);
+	if (hlen > TLM__HDR_MAX)
+		return open_fail(r, err, errlen, "bad header length %u at offset 12 (limit %u)", hlen, TLM__HDR_MAX);
+	size_t total = TLM__HDR_FIXED + (size_t)hlen + 4;
+	b = window(r, 0, total, &a);
+	if (!b)
+		return open_fail(r, err, errlen, "out of memory");
+	if (a < total)
+		return open_fail(r, err, errlen, "truncated header: expected %zu bytes at offset 8, file has %zu",
+				 total - 8, a - 8);
+	uint32_t want = tlm__get_u32(b + total - 4);
+	uint32_t got = (uint32_t)crc32(0, b, (uInt)(total - 4));
+	if (want != got)
+		return open_fail(r, err, errlen, "header checksum mismatch at offset %zu (expected 0x%08x, got 0x%08x)",
+				 total - 4, want, got);
+	if (tlm__header_decode(b + TLM__HDR_FIXED, hlen, &r->h, why, sizeof why))
+		return open_fail(r, err, errlen, "%s", why);
+	r->pos = total;
+	return r;
+}
+
+const struct tlm_trace_header *tlm_reader_header(const struct tlm_reader *r)
+{
+	return &r->h;
+}
+
+enum tlm_trace_state tlm_reader_state(const struct tlm_reader *r)
+{
+	if (r->truncated)
+		return TLM_TRACE_TRUNCATED;
+	if (r->saw_end)
+		return TLM_TRACE_CLEAN;
+	return r->saw_signal ? TLM_TRACE_SIGNAL : TLM_TRACE_TRUNCATED;
+}
+
+size_t tlm_reader_errors(const struct tlm_reader *r, const struct tlm_integrity_error **errs)
+{
+	if (errs)
+		*errs = r->errs;
+	return r->nerr;
+}
+
+uint64_t tlm_reader_lost(const struct tlm_reader *r)
+{
+	return r->lost;
+}
+
+const char *tlm_reader_truncation(const struct tlm_reader *r, uint64_t *offset)
+{
+	if (!r->truncated)
+		return NULL;
+	if (offset)
+		*offset = r->trunc_off;
+	return r->trunc_msg;
+}
+
+void tlm_reader_close(struct tlm_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->h.argv);
+	free(r->buf);
+	free(r->zbuf);
+	free(r->errs);
+	free(r);
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_lifecycle.c - recording across threads, fork, exec, exit, kill -9, a
+ * fatal signal, drop mode, and bad configuration, end to end.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+static void expect_exit0(const struct run *r)
+{
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+		fprintf(stderr, "workload stderr:\n%s\n", r->stderr_text);
+	assert_true(WIFEXITED(r->status));
+	assert_int_equal(WEXITSTATUS(r->status), 0);
+}
+
+static void load_single(const struct run *r, struct trace *t)
+{
+	char paths[4][512];
+	assert_int_equal(e2e_traces(r, paths, 4), 1);
+	assert_int_equal(e2e_load(t, paths[0]), 0);
+	assert_int_equal(t->nerrors, 0);
+}
+
+/* Replays a trace: an allocation must not hit a live address and a free must
+ * hit one. Any ordering error (a free written after the reallocation of its
+ * address by another thread) shows up here. */
+static size_t ordering_errors(const struct trace *t)
+{
+	size_t cap = 1 << 16, err = 0;
+	uint64_t *live = calloc(cap, sizeof *live); /* open addressing set of device addresses */
+	for (size_t i = 0; i < t->nev; i++) {
+		const struct tlm_event *e = &t->ev[i];
+		if (e->kind != TLM_KIND_DEVICE || e->result != 0)
+			continue;
+		size_t h = (e->addr >> 12) * 0x9e3779b97f4a7c15ull % cap, j;
+		if (e->op == TLM_OP_ALLOC) {
+			for (j = h; live[j] && live[j] != e->addr; j = (j + 1) % cap)
+				;
+			if (live[j] == e->addr)
+				err++;
+			live[j] = e->addr;
+		} else if (e->op == TLM_OP_FREE) {
+			for (j = h; live[j] && live[j] != e->addr; j = (j + 1) % cap)
+				;
+			if (live[j] != e->addr) {
+				err++;
+				continue;
+			}
+			/* delete with backward shift */
+			live[j] = 0;
+			for (size_t k = (j + 1) % cap; live[k]; k = (k + 1) % cap) {
+				uint64_t v = live[k];
+				live[k] = 0;
+				size_t m = (v >> 12) * 0x9e3779b97f4a7c15ull % cap;
+				while (live[m])
+					m = (m + 1) % cap;
+				live[m] = v;
+			}
+		}
+	}
+	free(live);
+	return err;
+}
+
+static void test_threads_lossless_and_ordered(void **s)
+{
+	(void)s;
+	const char *n = getenv("TLM_TEST_THREADS") ? getenv("TLM_TEST_THREADS") : "16";
+	const char *m = getenv("TLM_TEST_PAIRS") ? getenv("TLM_TEST_PAIRS") : "100000";
+	const char *args[] = {"threads", n, m, NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, NULL), 0);
+	expect_exit0(&r);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	assert_int_equal(t.lost, 0);
+	assert_int_equal(t.nev, strtoull(e2e_note(&r, "events"), NULL, 10));
+	assert_int_equal(ordering_errors(&t), 0);
+	assert_int_equal(t.nthreads, (size_t)atoi(n) + 1);
+	/* the addresses really were reused across threads */
+	size_t cross = 0;
+	for (size_t i = 1; i < t.nev; i++)
+		if (t.ev[i].op == TLM_OP_ALLOC && t.ev[i - 1].op == TLM_OP_FREE && t.ev[i].addr == t.ev[i - 1].addr &&
+		    t.ev[i].thread != t.ev[i - 1].thread)
+			cross++;
+	assert_true(cross > 0);
+	e2e_free(&t);
+}
+
+static void test_fork_child_has_own_trace(void **s)
+{
+	(void)s;
+	const char *args[] = {"fork", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, NULL), 0);
+	expect_exit0(&r);
+	char paths[4][512];
+	assert_int_equal(e2e_traces(&r, paths, 4), 2);
+	int parent = atoi(e2e_note(&r, "parent"));
+	int child = atoi(e2e_note(&r, "child"));
+	unsigned long long caddr = strtoull(strchr(e2e_note(&r, "child"), ' ') + 1, NULL, 16);
+	for (int k = 0; k < 2; k++) {
+		struct trace t;
+		assert_int_equal(e2e_load(&t, paths[k]), 0);
+		assert_int_equal(t.state, TLM_TRACE_CLEAN);
+		if ((int)t.hdr.pid == parent) {
+			/* the parent's trace holds exactly its three allocations */
+			assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+		} else {
+			assert_int_equal((int)t.hdr.pid, child);
+			assert_int_equal((int)t.hdr.ppid, parent);
+			assert_int_equal(t.nev, 2);
+			assert_int_equal(t.ev[0].op, TLM_OP_ALLOC);
+			assert_int_equal(t.ev[0].addr, caddr);
+			assert_int_equal(t.ev[0].size, 31337);
+			assert_int_equal(t.ev[1].op, TLM_OP_FREE);
+			assert_int_equal(t.ev[1].addr, caddr);
+		}
+		e2e_free(&t);
+	}
+}
+
+static void test_exec_image_gets_own_trace(void **s)
+{
+	(void)s;
+	const char *args[] = {"exec", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, NULL), 0);
+	expect_exit0(&r);
+	char paths[4][512];
+	assert_int_equal(e2e_traces(&r, paths, 4), 2);
+	/* t-PID.trace: before exec (finished cleanly at exec); t-PID.trace.1: the new image */
+	assert_non_null(strstr(paths[1], ".trace.1"));
+	struct trace a, b;
+	assert_int_equal(e2e_load(&a, paths[0]), 0);
+	assert_int_equal(e2e_load(&b, paths[1]), 0);
+	assert_int_equal(a.state, TLM_TRACE_CLEAN);
+	assert_int_equal(b.state, TLM_TRACE_CLEAN);
+	assert_int_equal(a.hdr.pid, b.hdr.pid);
+	assert_int_equal(e2e_compare(&a, r.truth, 2), 0);
+	assert_int_equal(e2e_compare(&b, r.truth + 2, 1), 0);
+	assert_non_null(strstr(r.stderr_text, "exists; writing the trace to"));
+	e2e_free(&a);
+	e2e_free(&b);
+}
+
+static void test_kill9_keeps_drained_events(void **s)
+{
+	(void)s;
+	const char *args[] = {"kill9", "200", "300", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, NULL), 0);
+	if (!WIFSIGNALED(r.status))
+		fprintf(stderr, "status %#x, stderr:\n%s\n", r.status, r.stderr_text);
+	assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.state, TLM_TRACE_TRUNCATED);
+	assert_int_equal(t.nend, 0);
+	/* everything made more than a drain interval before the kill is there */
+	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+	e2e_free(&t);
+}
+
+static void test_fatal_signal_flushes_and_chains(void **s)
+{
+	(void)s;
+	const char *args[] = {"segv", "10", NULL};
+	const char *env[] = {"TLM_DRAIN_MS=10000", NULL}; /* only the handler can have written them */
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.state, TLM_TRACE_SIGNAL);
+	assert_int_equal(t.signo, SIGSEGV);
+	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+	e2e_free(&t);
+}
+
+static void burst(const char *drop, struct trace *t, struct run *r)
+{
+	const char *args[] = {"burst", "20000", NULL};
+	char d[32];
+	snprintf(d, sizeof d, "TLM_DROP=%s", drop);
+	const char *env[] = {d, "TLM_RING_SIZE=256", "TLM_DEBUG_WRITER_DELAY_MS=20", NULL};
+	assert_int_equal(e2e_run(r, args, env), 0);
+	expect_exit0(r);
+	load_single(r, t);
+	assert_int_equal(t->state, TLM_TRACE_CLEAN);
+}
+
+static void test_drop_mode_counts_every_loss(void **s)
+{
+	(void)s;
+	struct trace t;
+	struct run r;
+	burst("1", &t, &r);
+	assert_true(t.hdr.flags & TLM_TRACE_F_DROP_MODE);
+	assert_true(t.lost > 0);
+	assert_int_equal(t.nev + t.lost, 40000);
+	e2e_free(&t);
+}
+
+static void test_full_ring_waits_in_lossless_mode(void **s)
+{
+	(void)s;
+	struct trace t;
+	struct run r;
+	burst("0", &t, &r);
+	assert_false(t.hdr.flags & TLM_TRACE_F_DROP_MODE);
+	assert_int_equal(t.lost, 0);
+	assert_int_equal(t.nev, 40000);
+	assert_int_equal(ordering_errors(&t), 0);
+	e2e_free(&t);
+}
+
+static void test_late_teardown(void **s)
+{
+	(void)s;
+	const char *args[] = {"late", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, NULL), 0);
+	expect_exit0(&r);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	assert_true(t.nev > 1);
+	assert_int_equal(ordering_errors(&t), 0);
+	e2e_free(&t);
+}
+
+static void test_bad_values_named_once(void **s)
+{
+	(void)s;
+	const char *args[] = {"burst", "10", NULL};
+	const char *env[] = {"TLM_STACK_DEPTH=abc", "TLM_RING_SIZE=1000", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	assert_non_null(strstr(r.stderr_text, "TLM_STACK_DEPTH: bad value 'abc' (expected an integer 0..256"));
+	assert_non_null(strstr(r.stderr_text, "TLM_RING_SIZE: bad value '1000' (expected a power of two"));
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.hdr.stack_depth, 64);
+	assert_int_equal(t.nev, 20);
+	e2e_free(&t);
+}
+
+static void test_stacks_off(void **s)
+{
+	(void)s;
+	const char *args[] = {"burst", "10", NULL};
+	const char *env[] = {"TLM_STACK_DEPTH=0", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.hdr.stack_depth, 0);
+	assert_int_equal(t.nev, 20);
+	for (size_t i = 0; i < t.nev; i++)
+		assert_int_equal(t.ev[i].stack_id, 0);
+	e2e_free(&t);
+}
+
+static void test_unwritable_output_leaves_program_alone(void **s)
+{
+	(void)s;
+	const char *args[] = {"burst", "10", NULL};
+	const char *env[] = {"TLM_OUTPUT=/nonexistent-dir/x.trace", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	assert_non_null(strstr(r.stderr_text, "cannot create the trace /nonexistent-dir/x.trace: No such file or "
+					      "directory; recording is off"));
+	/* said once, not once per event */
+	assert_null(strstr(strstr(r.stderr_text, "cannot create") + 1, "cannot create"));
+}
+
+static void test_symlink_refused(void **s)
+{
+	(void)s;
+	char link[300], env_out[400];
+	snprintf(link, sizeof link, "/tmp/tlm-e2e-link-%d.trace", (int)getpid());
+	unlink(link);
+	assert_int_equal(symlink("/tmp/tlm-e2e-victim", link), 0);
+	snprintf(env_out, sizeof env_out, "TLM_OUTPUT=%s", link);
+	const char *args[] = {"burst", "10", NULL};
+	const char *env[] = {env_out, NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	assert_non_null(strstr(r.stderr_text, "refusing to write the trace through the symbolic link"));
+	struct stat st;
+	assert_int_equal(stat("/tmp/tlm-e2e-victim", &st), -1);
+	unlink(link);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threads_lossless_and_ordered),
+		cmocka_unit_test(test_fork_child_has_own_trace),
+		cmocka_unit_test(test_exec_image_gets_own_trace),
+		cmocka_unit_test(test_kill9_keeps_drained_events),
+		cmocka_unit_test(test_fatal_signal_flushes_and_chains),
+		cmocka_unit_test(test_drop_mode_counts_every_loss),
+		cmocka_unit_test(test_full_ring_waits_in_lossless_mode),
+		cmocka_unit_test(test_late_teardown),
+		cmocka_unit_test(test_bad_values_named_once),
+		cmocka_unit_test(test_stacks_off),
+		cmocka_unit_test(test_unwritable_output_leaves_program_alone),
+		cmocka_unit_test(test_symlink_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * workload_life.c - process-lifecycle scenarios: many threads with address
+ * reuse, fork, exec, kill -9, a fatal signal, drop mode, late teardown.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+#define U(p) ((uint64_t)(uintptr_t)(p))
+
+static void msleep(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static unsigned long arg_ul(int argc, char **argv, int i, unsigned long def)
+{
+	return argc > i ? strtoul(argv[i], NULL, 10) : def;
+}
+
+/* N pairs of cudaMalloc/cudaFree of one size: the simulated driver hands the
+ * lowest free address out again, so threads reuse each other's addresses. */
+static unsigned long pairs;
+static pthread_barrier_t barrier;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&barrier);
+	for (unsigned long i = 0; i < pairs; i++) {
+		void *p;
+		wl_check(cudaMalloc(&p, 4096) == 0, "churn alloc");
+		wl_check(cudaFree(p) == 0, "churn free");
+	}
+	return NULL;
+}
+
+static int threads(unsigned long n, unsigned long per)
+{
+	void *warm;
+	wl_check(cudaMalloc(&warm, 1) == 0 && cudaFree(warm) == 0, "warm up");
+	pairs = per;
+	pthread_t t[256];
+	if (n > 256)
+		n = 256;
+	pthread_barrier_init(&barrier, NULL, (unsigned)n);
+	for (unsigned long i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, churn, NULL);
+	for (unsigned long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	wl_note("events %lu", 2 + 2 * n * per);
+	return 0;
+}
+
+static int alloc_n(unsigned n, void **out)
+{
+	for (unsigned i = 0; i < n; i++) {
+		wl_check(cudaMalloc(&out[i], 1000 + i) == 0, "alloc");
+		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(out[i]), 1000 + i, 0, 0, 0, 0,
+			  TLM_EVF_RUNTIME);
+	}
+	return 0;
+}
+
+static int do_fork(void)
+{
+	void *p[4];
+	alloc_n(2, p);
+	wl_note("parent %d", (int)getpid());
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		/* the child writes its own truth lines, tagged by pid */
+		void *q;
+		wl_check(cudaMalloc(&q, 31337) == 0, "child alloc");
+		wl_note("child %d %llx", (int)getpid(), (unsigned long long)U(q));
+		wl_check(cudaFree(q) == 0, "child free");
+		exit(0);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	wl_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child ok");
+	alloc_n(1, &p[2]);
+	return 0;
+}
+
+static int do_exec(char *self)
+{
+	void *p[2];
+	alloc_n(2, p);
+	wl_note("before_exec %d", (int)getpid());
+	fflush(NULL);
+	char *argv[] = {self, "exec-child", NULL};
+	execv(self, argv);
+	wl_check(0, "execv");
+	return 1;
+}
+
+static int exec_child(void)
+{
+	void *p[1];
+	wl_note("after_exec %d", (int)getpid());
+	alloc_n(1, p);
+	return 0;
+}
+
+/* allocate, wait longer than the drain interval, then die without a chance
+ * to flush: everything made before the wait must be in the trace */
+static int kill9(unsigned n, unsigned wait_ms)
+{
+	void **p = calloc(n, sizeof *p);
+	alloc_n(n, p);
+	fflush(NULL);
+	msleep(wait_ms);
+	kill(getpid(), SIGKILL);
+	return 1;
+}
+
+static int fatal(unsigned n)
+{
+	void **p = calloc(n, sizeof *p);
+	alloc_n(n, p);
+	fflush(NULL);
+	volatile int *null = NULL;
+	*null = 1; /* SIGSEGV */
+	return 1;
+}
+
+static int burst(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		void *p;
+		wl_check(cudaMalloc(&p, 64) == 0, "burst alloc");
+		wl_check(cudaFree(p) == 0, "burst free");
+	}
+	wl_note("attempted %lu", 2 * n);
+	return 0;
+}
+
+/* a thread keeps allocating while main returns: events after the final
+ * flush must still be written (or counted), never crash or hang */
+static void *late_loop(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		void *p;
+		if (cudaMalloc(&p, 128) == 0)
+			cudaFree(p);
+	}
+	return NULL;
+}
+
+static int late(void)
+{
+	pthread_t t;
+	void *p;
+	wl_check(cudaMalloc(&p, 1) == 0, "init");
+	pthread_create(&t, NULL, late_loop, NULL);
+	msleep(50);
+	return 0; /* exit() with the thread still running */
+}
+
+int wl_lifecycle(int argc, char **argv)
+{
+	const char *s = argv[1];
+	if (!strcmp(s, "threads"))
+		return threads(arg_ul(argc, argv, 2, 16), arg_ul(argc, argv, 3, 100000));
+	if (!strcmp(s, "fork"))
+		return do_fork();
+	if (!strcmp(s, "exec"))
+		return do_exec(argv[0]);
+	if (!strcmp(s, "exec-child"))
+		return exec_child();
+	if (!strcmp(s, "kill9"))
+		return kill9((unsigned)arg_ul(argc, argv, 2, 1000), (unsigned)arg_ul(argc, argv, 3, 300));
+	if (!strcmp(s, "segv"))
+		return fatal((unsigned)arg_ul(argc, argv, 2, 10));
+	if (!strcmp(s, "burst"))
+		return burst(arg_ul(argc, argv, 2, 10000));
+	if (!strcmp(s, "late"))
+		return late();
+	fprintf(stderr, "workload: unknown scenario %s\n", s);
+	return 64;
+}
