@@ -26,6 +26,7 @@ static void load_config_once(void)
 {
 	if (!atomic_exchange(&config_loaded, 1)) {
 		tlm__config_load();
+		tlm__clock_init();
 		tlm__stack_init();
 	}
 }

@@ -73,33 +73,32 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 		return false;
 	}
 	uint64_t ips[TLM_MAX_STACK_DEPTH];
-	uint32_t depth = tlm__cfg.stack_depth ? tlm__stack_capture(ips, tlm__cfg.stack_depth) : 0;
-	uint32_t stk_slots = depth ? 1 + (depth * 8 + 63) / 64 : 0;
-	uint32_t need = 1 + (ext ? 1 : 0) + stk_slots; /* worst case: the stack is new */
+	uint32_t depth = 0, sid = 0;
+	bool fresh = false;
+	if (tlm__cfg.stack_depth)
+		sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
+	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0);
 	uint64_t size = (uint64_t)r->mask + 1;
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	if (TLM_UNLIKELY(head + need - r->cached_tail > size)) {
 		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 		if (head + need - r->cached_tail > size && !wait_for_space(r, head, need)) {
+			if (fresh) /* its definition is lost too: forget every id */
+				tlm__stack_forget_all(r->stk);
 			count_lost(r);
 			return false;
 		}
 	}
-	uint32_t sid = 0;
-	if (depth) {
-		bool fresh = false;
-		sid = tlm__stack_intern(r->stk, ips, depth, &fresh);
-		if (fresh) {
-			struct tlm__slot *h = &r->slots[head & r->mask];
-			h->type = TLM__SLOT_STACK;
-			h->aux = sid;
-			h->size = depth;
-			head++;
-			for (uint32_t i = 0; i < depth; i += 8, head++) {
-				uint64_t *dst = (uint64_t *)&r->slots[head & r->mask];
-				uint32_t n = depth - i < 8 ? depth - i : 8;
-				memcpy(dst, ips + i, n * 8);
-			}
+	if (fresh) {
+		struct tlm__slot *h = &r->slots[head & r->mask];
+		h->type = TLM__SLOT_STACK;
+		h->aux = sid;
+		h->size = depth;
+		head++;
+		for (uint32_t i = 0; i < depth; i += 8, head++) {
+			uint64_t *dst = (uint64_t *)&r->slots[head & r->mask];
+			uint32_t n = depth - i < 8 ? depth - i : 8;
+			memcpy(dst, ips + i, n * 8);
 		}
 	}
 	struct tlm__slot *s = &r->slots[head & r->mask];
@@ -108,7 +107,7 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 	uint64_t lb = atomic_load_explicit(&tlm__seq, memory_order_relaxed);
 	atomic_store_explicit(&r->inflight, lb, memory_order_seq_cst);
 	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
-	s->time_ns = tlm__now_ns();
+	s->time_ns = tlm__ticks(); /* the writer converts to ns */
 	s->type = TLM__SLOT_EVENT;
 	s->stack = sid;
 	rc->ring = r;

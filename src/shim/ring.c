@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "shim/ring.h"
+#include "shim/stack.h"
 
 struct tlm__ring *_Atomic tlm__rings[TLM__MAX_RINGS];
 _Atomic uint32_t tlm__nrings;
@@ -40,9 +41,8 @@ static void ring_adopt(struct tlm__ring *r)
 	r->tid = (int32_t)syscall(SYS_gettid);
 	memset(r->name, 0, sizeof r->name);
 	(void)prctl(PR_GET_NAME, r->name, 0, 0, 0);
-	r->stk->next_id = 1;
-	r->stk->arena_used = 0;
-	memset(r->stk->b, 0, sizeof r->stk->b);
+	tlm__stack_forget_all(r->stk);
+	tlm__stack_thread_init(r->stk);
 	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
 	atomic_fetch_add_explicit(&r->gen, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->state, TLM__RING_ACTIVE, memory_order_release);

@@ -54,11 +54,28 @@ struct tlm__stk_entry {
 	uint32_t depth;
 	uint32_t off;    /* into arena */
 };
+/* Per-thread cache of whole unwinds (x86-64): a stack seen before at the same
+ * stack position is recognised by re-reading only the memory the unwinder
+ * read (return-address and saved-frame-pointer slots), see stack.c. */
+#define TLM__SC_ENTRIES 32u          /* power of two */
+#define TLM__SC_DEPTH 128u           /* deeper stacks are not cached */
+#define TLM__SC_SLOTS (2u * TLM__SC_DEPTH)
+struct tlm__sc_entry {
+	uint64_t ip0, cfa0, rbp0;    /* the caller's registers at the hooked call */
+	uint32_t depth, nslot;
+	uint32_t local_id, gen;      /* intern id, valid while gen == cache gen */
+	uint64_t ip[TLM__SC_DEPTH];
+	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
+};
 struct tlm__stk_cache {
 	uint32_t next_id;
 	uint32_t arena_used;
+	uint32_t gen;                /* bumped when the intern table is reset */
+	uint64_t stack_lo, stack_hi; /* this thread's stack, 0 if unknown */
+	uint64_t hits, misses;
 	struct tlm__stk_entry b[TLM__STK_BUCKETS];
 	uint64_t arena[TLM__STK_ARENA];
+	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
 };
 
 enum tlm__ring_state {

@@ -38,6 +38,7 @@ struct tlm__config {
 	bool signals;          /* TLM_SIGNALS: flush on fatal signals */
 	bool disabled;         /* TLM_DISABLE=1 or a setuid/setgid process */
 	unsigned writer_delay_ms; /* TLM_DEBUG_WRITER_DELAY_MS: tests fill rings with it */
+	bool verify_stacks;    /* TLM_DEBUG_STACK_VERIFY: check every cached stack */
 };
 extern struct tlm__config tlm__cfg TLM_HIDDEN;
 void tlm__config_load(void) TLM_HIDDEN;
@@ -70,6 +71,23 @@ static inline bool tlm__recording(void)
 	return s == TLM__OFF ? false : tlm__start_slow();
 }
 uint64_t tlm__now_ns(void) TLM_HIDDEN;
+
+/* ---- clock (clock.c): ticks on the hot path, nanoseconds in the writer ---- */
+extern bool tlm__use_tsc TLM_HIDDEN;
+void tlm__clock_init(void) TLM_HIDDEN;
+void tlm__clock_calibrate(void) TLM_HIDDEN;      /* writer, at each drain */
+uint64_t tlm__ticks_to_ns(uint64_t t) TLM_HIDDEN; /* writer */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline uint64_t tlm__ticks(void)
+{
+#if defined(__x86_64__)
+	if (TLM_LIKELY(tlm__use_tsc))
+		return __rdtsc();
+#endif
+	return tlm__now_ns();
+}
 
 /* ---- per-thread nesting guard ---- */
 extern TLM_TLS unsigned tlm__depth TLM_HIDDEN;

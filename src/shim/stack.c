@@ -84,12 +84,6 @@ static inline uint64_t stack_hash(const uint64_t *ips, uint32_t depth)
 	return h | 1; /* never 0 */
 }
 
-static void cache_reset(struct tlm__stk_cache *c)
-{
-	memset(c->b, 0, sizeof c->b);
-	c->arena_used = 0;
-	c->next_id = 1; /* the writer rebinds an id at each definition */
-}
 
 uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32_t depth, bool *fresh)
 {
@@ -109,7 +103,7 @@ uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32
 		}
 	}
 	if (!empty || c->arena_used + depth > TLM__STK_ARENA || c->next_id >= TLM__STK_BUCKETS) {
-		cache_reset(c);
+		tlm__stack_forget_all(c); /* the writer rebinds an id at each definition */
 		empty = &c->b[h & mask];
 	}
 	empty->hash = h;

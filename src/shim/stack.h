@@ -19,5 +19,13 @@
 
 uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max) TLM_HIDDEN;
 uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32_t depth, bool *fresh) TLM_HIDDEN;
+/* The caller's stack as a local id: from the unwind cache when the same call
+ * path is seen again, else unwound and interned. ips/depth are filled when
+ * *fresh (the definition must go into the ring). */
+uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
+	TLM_HIDDEN;
+void tlm__stack_thread_init(struct tlm__stk_cache *c) TLM_HIDDEN; /* stack bounds, on a thread's first event */
+void tlm__stack_forget_all(struct tlm__stk_cache *c) TLM_HIDDEN;  /* a definition was dropped */
+void tlm__stack_report(void) TLM_HIDDEN; /* TLM_DEBUG_STACK_VERIFY summary */
 
 #endif

@@ -29,6 +29,7 @@
 #include "shim/modules.h"
 #include "shim/output.h"
 #include "shim/ring.h"
+#include "shim/stack.h"
 #include "tlm/trace.h"
 #include "tlm_config.h"
 
@@ -287,7 +288,7 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 		struct staged *e = &w->buf[w->n++];
 		e->seq = s->seq;
 		e->ev = (struct tlm_event){
-			.time_ns = s->time_ns, .addr = s->addr, .size = s->size, .stream = s->stream, .aux = s->aux,
+			.time_ns = tlm__ticks_to_ns(s->time_ns), .addr = s->addr, .size = s->size, .stream = s->stream, .aux = s->aux,
 			.stack_id = s->stack < TLM__STK_BUCKETS ? w->stkmap[s->stack] : 0,
 			.thread = r->thread_index, .result = s->result, .device = s->device, .op = s->op,
 			.kind = s->kind, .flags = s->flags, .api = s->api,
@@ -361,6 +362,7 @@ static void drain(bool no_alloc)
 		return;
 	if (!no_alloc && !W.failed)
 		check(tlm__modules_sync(W.tw));
+	tlm__clock_calibrate();
 	/* watermark first, then heads: every event below it is published */
 	uint64_t wmark = atomic_load_explicit(&tlm__seq, memory_order_seq_cst);
 	uint32_t nr = atomic_load_explicit(&tlm__nrings, memory_order_acquire);
@@ -528,6 +530,7 @@ void tlm__writer_finish(void)
 		nanosleep(&ms, NULL);
 		drain(false);
 	}
+	tlm__stack_report();
 	if (W.order_errors)
 		tlm__log("internal error: %llu events out of sequence", (unsigned long long)W.order_errors);
 	if (!W.failed) {

@@ -83,11 +83,17 @@ static struct sim_node *insert_at(struct sim_node *t, struct sim_node *n)
 	return t;
 }
 
+#define MAX_SPARE 64
+
 bool sim_tree_insert(struct sim_tree *t, uint64_t key, uint64_t len, uintptr_t val)
 {
-	struct sim_node *n = malloc(sizeof(*n));
-	if (!n)
+	struct sim_node *n = t->spare;
+	if (n) {
+		t->spare = n->r;
+		t->nspare--;
+	} else if (!(n = malloc(sizeof(*n)))) {
 		return false;
+	}
 	n->key = key;
 	n->len = len;
 	n->maxlen = len;
@@ -126,7 +132,13 @@ bool sim_tree_remove(struct sim_tree *t, uint64_t key, uint64_t *len, uintptr_t 
 		*len = gone->len;
 	if (val)
 		*val = gone->val;
-	free(gone);
+	if (t->nspare < MAX_SPARE) {
+		gone->r = t->spare;
+		t->spare = gone;
+		t->nspare++;
+	} else {
+		free(gone);
+	}
 	t->count--;
 	return true;
 }

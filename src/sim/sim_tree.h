@@ -32,6 +32,10 @@ struct sim_tree {
 	struct sim_node *root;
 	uint32_t rng; /* xorshift state for priorities; 0 means "not seeded" */
 	size_t count;
+	/* A few removed nodes kept for reuse: alloc/free pairs remove and insert
+	 * one node each, and recycling them avoids a malloc/free per call. */
+	struct sim_node *spare;
+	unsigned nspare;
 };
 
 /* Insert a new key (must not be present). False only when out of host memory. */

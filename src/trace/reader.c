@@ -75,6 +75,20 @@ static const uint8_t *window(struct tlm_reader *r, uint64_t off, size_t n, size_
 	return r->buf + (off - r->base);
 }
 
+/* Moves the window back to off (a seek: rare, only during recovery). 0 when
+ * the input cannot seek. */
+static int rewind_to(struct tlm_reader *r, uint64_t off)
+{
+	if (off >= r->base)
+		return 1;
+	if (lseek(r->fd, (off_t)off, SEEK_SET) != (off_t)off)
+		return 0;
+	r->base = off;
+	r->len = 0;
+	r->eof = 0;
+	return 1;
+}
+
 /* ---- integrity errors ------------------------------------------------- */
 
 static void add_error(struct tlm_reader *r, uint64_t off, const char *fmt, ...)
@@ -220,22 +234,27 @@ static uint64_t resync(struct tlm_reader *r, uint64_t off, uint64_t *short_off,
 
 /* After damage at off: finds the next good chunk, records one error.
  * natural: where the next chunk starts if the damaged chunk's length field is
- * right (UINT64_MAX if unknown); taken when a plausible chunk header (or the
- * end of the file) is there, so each of several damaged chunks in a row is
- * reported on its own instead of as one region. */
+ * right (UINT64_MAX if unknown). When the scan finds no good chunk before it
+ * and a chunk header that merely fails its CRC sits there, the reader goes
+ * there, so each of several damaged chunks in a row is reported on its own. */
 static void recover(struct tlm_reader *r, uint64_t off, const char *what, uint64_t natural)
 {
 	uint64_t short_off;
 	struct ckinfo sci;
-	if (natural != UINT64_MAX) {
-		enum ck k = check_chunk(r, natural, &sci);
-		if (k == CK_OK || k == CK_BAD_CRC || k == CK_SHORT || k == CK_EOF) {
+	uint64_t next = resync(r, off + 1, &short_off, &sci);
+	if (next != UINT64_MAX && next == natural) {
+		add_error(r, off, "%s", what);
+		r->pos = next;
+		return;
+	}
+	if (natural != UINT64_MAX && natural < next) {
+		/* resync() moved past natural; look again from there. */
+		if (rewind_to(r, natural) && check_chunk(r, natural, &sci) == CK_BAD_CRC) {
 			add_error(r, off, "%s", what);
 			r->pos = natural;
 			return;
 		}
 	}
-	uint64_t next = resync(r, off + 1, &short_off, &sci);
 	if (next != UINT64_MAX) {
 		add_error(r, off, "%s, resynchronised at offset %llu", what, (unsigned long long)next);
 		r->pos = next;
@@ -304,6 +323,10 @@ static int next_chunk(struct tlm_reader *r)
 					}
 					r->zbuf = nz;
 					r->zcap = ci.raw;
+				}
+				if (!r->dctx && !(r->dctx = ZSTD_createDCtx())) {
+					add_error(r, off, "out of memory decompressing the chunk");
+					continue;
 				}
 				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, ci.raw, pl, ci.disk);
 				if (ZSTD_isError(n) || n != ci.raw) {
@@ -389,9 +412,6 @@ struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen)
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0)
 		return open_fail(r, err, errlen, "cannot open: %s", strerror(errno));
-	r->dctx = ZSTD_createDCtx();
-	if (!r->dctx)
-		return open_fail(r, err, errlen, "out of memory");
 
 	size_t a;
 	const uint8_t *b = window(r, 0, TLM__HDR_FIXED, &a);

@@ -3,6 +3,7 @@
 #include "tt.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,10 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 	struct rng r = {mix(i * 7919 + 17)};
 	uint64_t x = next(&r);
 	unsigned t = (unsigned)(x % 100);
-	memset(rec, 0, sizeof *rec);
+	/* Clear only the header and the member used: records are 5 KiB. */
+	memset(rec, 0, offsetof(struct tlm_record, u));
 	if (t < 80) {
+		memset(&rec->u.ev, 0, sizeof rec->u.ev);
 		struct tlm_event *e = &rec->u.ev;
 		rec->type = TLM_REC_EVENT;
 		/* Base values drift with i so deltas are realistic; edges jump. */
@@ -109,6 +112,7 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 	x = next(&r);
 	switch (t % 6) {
 	case 0: {
+		memset(&rec->u.thread, 0, sizeof rec->u.thread);
 		rec->type = TLM_REC_THREAD;
 		rec->u.thread.index = (uint32_t)pick64(&r, edge, x % 8);
 		rec->u.thread.tid = (int32_t)pick64(&r, edge, 1000 + x % 5000);
@@ -118,6 +122,7 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 		break;
 	}
 	case 1: {
+		memset(&rec->u.stack, 0, offsetof(struct tlm_rec_stack, ip));
 		rec->type = TLM_REC_STACK;
 		rec->u.stack.id = (uint32_t)pick64(&r, edge, 1 + x % 100);
 		rec->u.stack.depth = (uint32_t)(next(&r) % 3 ? next(&r) % 24 : next(&r) % (TLM_MAX_STACK_DEPTH + 1));
@@ -127,6 +132,7 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 	}
 	case 2: {
 		struct tlm_rec_module *m = &rec->u.module;
+		memset(m, 0, sizeof *m);
 		rec->type = TLM_REC_MODULE;
 		m->id = (uint32_t)pick64(&r, edge, 1 + x % 50);
 		m->base = pick64(&r, edge, 0x7f0000000000ULL + (next(&r) % 1000) * 0x1000);
@@ -146,15 +152,18 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 		break;
 	}
 	case 3:
+		memset(&rec->u.lost, 0, sizeof rec->u.lost);
 		rec->type = TLM_REC_MODULE_UNLOAD;
 		rec->u.module_unload = (uint32_t)pick64(&r, edge, 1 + x % 50);
 		break;
 	case 4:
+		memset(&rec->u.lost, 0, sizeof rec->u.lost);
 		rec->type = TLM_REC_LOST;
 		rec->u.lost.thread = (uint32_t)pick64(&r, edge, x % 8);
 		rec->u.lost.count = next(&r) % 1000;
 		break;
 	default:
+		memset(&rec->u.lost, 0, sizeof rec->u.lost);
 		rec->type = TLM_REC_SIGNAL;
 		rec->u.signal = (int32_t)pick64(&r, edge, 1 + x % 31);
 		break;
@@ -256,9 +265,13 @@ int tt_equal(const struct tlm_record *a, const struct tlm_record *b)
 
 char *tt_tmpfile(const void *buf, size_t len)
 {
+	/* The tests rewrite files thousands of times: prefer memory-backed
+	 * /dev/shm over a disk that may discard on every truncation. */
 	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	char *path;
-	if (asprintf(&path, "%s/tlm-test-XXXXXX", dir && *dir ? dir : "/tmp") < 0)
+	if (asprintf(&path, "%s/tlm-test-XXXXXX", dir) < 0)
 		abort();
 	int fd = mkstemp(path);
 	if (fd < 0)
