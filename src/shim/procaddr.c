@@ -16,7 +16,11 @@
 
 void *(*tlm__real_dlsym)(void *, const char *);
 
-void tlm__resolve_dlsym(void)
+/* Sanitizer runtimes call dlsym while they start, before their shadow memory
+ * exists: the dlsym path must not be instrumented. */
+#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
+
+NO_SANITIZE void tlm__resolve_dlsym(void)
 {
 	if (TLM_LIKELY(tlm__real_dlsym != NULL))
 		return;
@@ -133,7 +137,7 @@ void *tlm__translate_proc(const char *sym, int version, uint64_t flags, void *p)
 }
 
 /* Returns our wrapper for (handle, name) or NULL to let glibc answer. */
-TLM_HIDDEN void *tlm__dlsym_filter(void *handle, const char *name)
+NO_SANITIZE TLM_HIDDEN void *tlm__dlsym_filter(void *handle, const char *name)
 {
 	tlm__resolve_dlsym();
 	if (!name || handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')

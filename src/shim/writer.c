@@ -538,7 +538,11 @@ void tlm__writer_finish(void)
 	}
 	atomic_store_explicit(&tlm__state, TLM__CLOSED, memory_order_release);
 	unlock();
-	tlm__writer_kick(); /* the thread sees CLOSED and exits */
+	tlm__writer_kick(); /* the thread sees CLOSED and exits at once */
+	if (W.thread_started && !pthread_equal(W.thread, pthread_self())) {
+		pthread_join(W.thread, NULL);
+		W.thread_started = false;
+	}
 }
 
 void tlm__writer_signal(int signo)

@@ -8,16 +8,12 @@
 
 #include "tw.h"
 
-/* Largest of the shifts 21, 12, 8 whose low bits of v are all zero. */
+/* Largest of the shifts 21, 12, 8 whose low bits of v are all zero, as a
+ * selector 3..0. Branch-free: alignment is unpredictable per event. */
 static inline unsigned pick_sel(uint64_t v)
 {
-	if (!(v & ((1u << 21) - 1)))
-		return 3;
-	if (!(v & 0xfff))
-		return 2;
-	if (!(v & 0xff))
-		return 1;
-	return 0;
+	unsigned tz = (unsigned)__builtin_ctzll(v | (1ULL << 63));
+	return (tz >= 8) + (tz >= 12) + (tz >= 21);
 }
 
 int tlm_tw_event(struct tlm_tw *w, const struct tlm_event *ev)

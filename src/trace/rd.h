@@ -31,6 +31,7 @@ struct tlm_reader {
 	uint64_t base;
 	int eof;
 	uint64_t pos;       /* offset of the next chunk to examine */
+	size_t crc_budget;  /* bytes a resynchronisation scan may still CRC */
 	int done;
 
 	/* Payload being decoded. */

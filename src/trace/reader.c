@@ -19,7 +19,7 @@
 #include "header.h"
 #include "rd.h"
 
-#define WINDOW_MIN (1u << 20) /* smallest read window: large sequential reads */
+#define WINDOW_MIN (256u << 10) /* initial read window: large sequential reads */
 
 /* ---- file window ------------------------------------------------------ */
 
@@ -131,8 +131,12 @@ struct ckinfo {
 	char why[96];      /* CK_BAD_HDR */
 };
 
-/* Examines the chunk that should start at off. */
-static enum ck check_chunk(struct tlm_reader *r, uint64_t off, struct ckinfo *ci)
+/* Examines the chunk that should start at off. strict (when resynchronising
+ * on a candidate found by scanning): the chunk must also be followed by the
+ * end of the file or by a chunk magic before its CRC is computed, which keeps
+ * a scan through hostile data full of false magics from computing a CRC over
+ * megabytes per candidate. */
+static enum ck check_chunk(struct tlm_reader *r, uint64_t off, struct ckinfo *ci, int strict)
 {
 	size_t a;
 	const uint8_t *c = window(r, off, TLM__CHUNK_HDR, &a);
@@ -176,6 +180,22 @@ static enum ck check_chunk(struct tlm_reader *r, uint64_t off, struct ckinfo *ci
 		ci->want = TLM__CHUNK_HDR + (size_t)ci->disk;
 		return CK_SHORT;
 	}
+	if (strict) {
+		size_t end = TLM__CHUNK_HDR + (size_t)ci->disk;
+		if (r->crc_budget < end) {
+			snprintf(ci->why, sizeof ci->why, "resynchronisation budget spent");
+			return CK_BAD_HDR;
+		}
+		c = window(r, off, end + 4, &a);
+		if (!c)
+			return CK_NOMEM;
+		size_t tail = a - end < 4 ? a - end : 4;
+		if (memcmp(c + end, TLM__CHUNK_MAGIC, tail)) {
+			snprintf(ci->why, sizeof ci->why, "not followed by a chunk");
+			return CK_BAD_HDR;
+		}
+		r->crc_budget -= end;
+	}
 	uLong crc = crc32(0, c + TLM__CK_FLAGS, TLM__CHUNK_HDR - TLM__CK_FLAGS);
 	ci->crc_got = (uint32_t)crc32(crc, c + TLM__CHUNK_HDR, ci->disk);
 	return ci->crc_got == ci->crc_want ? CK_OK : CK_BAD_CRC;
@@ -197,6 +217,9 @@ static uint64_t resync(struct tlm_reader *r, uint64_t off, uint64_t *short_off,
 		       struct ckinfo *short_ci)
 {
 	*short_off = UINT64_MAX;
+	/* Bounds the CRC work of one scan (hostile input can plant many false
+	 * chunk headers); a real next chunk is found long before. */
+	r->crc_budget = 4 * (size_t)TLM__CHUNK_MAX;
 	for (;;) {
 		size_t a;
 		const uint8_t *c = window(r, off, 4, &a);
@@ -219,7 +242,7 @@ static uint64_t resync(struct tlm_reader *r, uint64_t off, uint64_t *short_off,
 		}
 		off += (uint64_t)(m - c);
 		struct ckinfo ci;
-		enum ck k = check_chunk(r, off, &ci);
+		enum ck k = check_chunk(r, off, &ci, 1);
 		if (k == CK_OK)
 			return off;
 		if (k == CK_NOMEM || k == CK_EOF)
@@ -249,7 +272,7 @@ static void recover(struct tlm_reader *r, uint64_t off, const char *what, uint64
 	}
 	if (natural != UINT64_MAX && natural < next) {
 		/* resync() moved past natural; look again from there. */
-		if (rewind_to(r, natural) && check_chunk(r, natural, &sci) == CK_BAD_CRC) {
+		if (rewind_to(r, natural) && check_chunk(r, natural, &sci, 0) == CK_BAD_CRC) {
 			add_error(r, off, "%s", what);
 			r->pos = natural;
 			return;
@@ -273,7 +296,7 @@ static int next_chunk(struct tlm_reader *r)
 	while (!r->done) {
 		struct ckinfo ci;
 		uint64_t off = r->pos;
-		switch (check_chunk(r, off, &ci)) {
+		switch (check_chunk(r, off, &ci, 0)) {
 		case CK_EOF:
 			r->done = 1;
 			break;

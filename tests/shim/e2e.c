@@ -64,7 +64,9 @@ int e2e_run(struct run *r, const char *const *args, const char *const *env)
 	if (!mkdtemp(r->dir))
 		return -1;
 	char pre[1024], lib[1024], out[512], truth[512], errp[512];
-	snprintf(pre, sizeof pre, "LD_PRELOAD=%s", need("TLM_TEST_LIBTLM"));
+	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
+	snprintf(pre, sizeof pre, "LD_PRELOAD=%s%s%s", first && *first ? first : "", first && *first ? " " : "",
+		 need("TLM_TEST_LIBTLM"));
 	snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", need("TLM_TEST_SIMDIR"));
 	snprintf(out, sizeof out, "TLM_OUTPUT=%s/t-%%p.trace", r->dir);
 	snprintf(truth, sizeof truth, "TLM_TEST_TRUTH=%s/truth", r->dir);
@@ -79,6 +81,15 @@ int e2e_run(struct run *r, const char *const *args, const char *const *env)
 	envp[n++] = out;
 	envp[n++] = truth;
 	envp[n++] = "PATH=/usr/bin:/bin";
+	static const char *const pass[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"};
+	static char passbuf[3][512];
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = getenv(pass[i]);
+		if (v) {
+			snprintf(passbuf[i], sizeof passbuf[i], "%s=%s", pass[i], v);
+			envp[n++] = passbuf[i];
+		}
+	}
 	envp[n] = NULL;
 	const char *argv[32];
 	size_t a = 0;

@@ -104,6 +104,11 @@ static void test_threads_lossless_and_ordered(void **s)
 static void test_fork_child_has_own_trace(void **s)
 {
 	(void)s;
+	/* ThreadSanitizer cannot follow a child that starts threads after a
+	 * multi-threaded fork ("dup thread with used id"); the other builds run it */
+	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
+	if (first && strstr(first, "tsan"))
+		skip();
 	const char *args[] = {"fork", NULL};
 	struct run r;
 	assert_int_equal(e2e_run(&r, args, NULL), 0);
@@ -180,7 +185,10 @@ static void test_fatal_signal_flushes_and_chains(void **s)
 {
 	(void)s;
 	const char *args[] = {"segv", "10", NULL};
-	const char *env[] = {"TLM_DRAIN_MS=10000", NULL}; /* only the handler can have written them */
+	/* only the handler can have written them; a sanitizer runtime must not
+	 * take the signal first */
+	const char *env[] = {"TLM_DRAIN_MS=10000", "ASAN_OPTIONS=detect_leaks=0:handle_segv=0",
+			     "TSAN_OPTIONS=handle_segv=0", NULL};
 	struct run r;
 	assert_int_equal(e2e_run(&r, args, env), 0);
 	assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV);

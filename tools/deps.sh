@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs what tlm needs to build and test on Debian 12 (run as root).
+# Only missing packages are installed, so a second run costs nothing.
+set -eu
+PKGS="gcc libc6-dev meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "tlm: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
