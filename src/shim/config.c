@@ -53,6 +53,7 @@ void tlm__config_load(void)
 		.compress = true,
 		.signals = true,
 		.disabled = false,
+		.summary = true,
 	};
 	strcpy(c.output, "tlm-%p.trace");
 	const char *o = getenv("TLM_OUTPUT");
@@ -78,6 +79,7 @@ void tlm__config_load(void)
 	parse_bool("TLM_COMPRESS", &c.compress);
 	parse_bool("TLM_SIGNALS", &c.signals);
 	parse_bool("TLM_DISABLE", &c.disabled);
+	parse_bool("TLM_SUMMARY", &c.summary);
 	/* setuid/setgid: never write files on behalf of a privileged program */
 	if (getauxval(AT_SECURE))
 		c.disabled = true;

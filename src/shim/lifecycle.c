@@ -134,8 +134,11 @@ __attribute__((constructor)) static void tlm_init(void)
 
 __attribute__((destructor)) static void tlm_fini(void)
 {
-	if (atomic_load(&tlm__state) == TLM__RUNNING)
-		tlm__writer_finish();
+	if (atomic_load(&tlm__state) != TLM__RUNNING)
+		return;
+	tlm__writer_finish();
+	if (getpid() == atomic_load(&trace_pid))
+		tlm__summary(tlm__writer_path());
 }
 
 /* ---------------------------------------------------------------- exec */

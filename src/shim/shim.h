@@ -39,6 +39,7 @@ struct tlm__config {
 	bool disabled;         /* TLM_DISABLE=1 or a setuid/setgid process */
 	unsigned writer_delay_ms; /* TLM_DEBUG_WRITER_DELAY_MS: tests fill rings with it */
 	bool verify_stacks;    /* TLM_DEBUG_STACK_VERIFY: check every cached stack */
+	bool summary;          /* TLM_SUMMARY: end-of-run report on stderr */
 };
 extern struct tlm__config tlm__cfg TLM_HIDDEN;
 void tlm__config_load(void) TLM_HIDDEN;
@@ -146,6 +147,7 @@ void tlm__writer_note_start(void) TLM_HIDDEN;
 size_t tlm__writer_ring_bytes(unsigned slots) TLM_HIDDEN; /* writer state kept in each ring */   /* process start time for the header */
 const char *tlm__writer_path(void) TLM_HIDDEN;  /* the trace being written, or NULL */
 uint64_t tlm__writer_order_errors(void) TLM_HIDDEN;
+void tlm__summary(const char *trace) TLM_HIDDEN; /* summary.c: end-of-run report */
 
 /* ---- stacks (stack.c) ---- */
 void tlm__stack_init(void) TLM_HIDDEN;
