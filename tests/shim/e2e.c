@@ -179,6 +179,12 @@ int e2e_load(struct trace *t, const char *path)
 			t->mods = realloc(t->mods, (t->nmods + 1) * sizeof *t->mods);
 			t->mods[t->nmods++] = rec.u.module;
 			break;
+		case TLM_REC_MODULE_UNLOAD:
+			if (t->nunloaded < 64) {
+				t->unload_after_event[t->nunloaded] = t->nev;
+				t->unloaded[t->nunloaded++] = rec.u.module_unload;
+			}
+			break;
 		case TLM_REC_THREAD:
 			t->nthreads++;
 			break;

@@ -38,6 +38,9 @@ struct trace {
 	struct tlm_rec_module *mods;
 	size_t nmods;
 	size_t nthreads, nsignals, nend, nlost_records;
+	uint32_t unloaded[64];
+	size_t nunloaded;
+	size_t unload_after_event[64]; /* events read before each unload */
 	uint64_t lost;
 	int signo;
 	int state;

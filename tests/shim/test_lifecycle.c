@@ -319,6 +319,50 @@ static void test_symlink_refused(void **s)
 	unlink(link);
 }
 
+static void test_calls_before_constructor(void **s)
+{
+	(void)s;
+	const char *args[] = {"early", NULL};
+	const char *env[] = {"WL_EARLY=1", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+	assert_int_equal(t.nthreads, 2);
+	e2e_free(&t);
+}
+
+static void test_module_map_follows_dlopen_dlclose(void **s)
+{
+	(void)s;
+	char plug[600];
+	snprintf(plug, sizeof plug, "WL_PLUGIN=%s", getenv("TLM_TEST_PLUGIN"));
+	const char *args[] = {"plugin", NULL};
+	const char *env[] = {plug, NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+	/* the plugin's allocation: innermost frame in the plugin, whose module
+	 * record (with its build-id) came before the event and whose unload
+	 * came after it */
+	const struct tlm_rec_module *m = e2e_module_of(&t, t.stack_first[t.ev[0].stack_id]);
+	assert_non_null(m);
+	assert_non_null(strstr(m->path, "libwl_plugin.so"));
+	assert_int_equal(m->build_id_len, 20);
+	size_t k = 0;
+	while (k < t.nunloaded && t.unloaded[k] != m->id)
+		k++;
+	assert_true(k < t.nunloaded);
+	assert_int_equal(t.unload_after_event[k], 1);
+	e2e_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +378,8 @@ int main(void)
 		cmocka_unit_test(test_stacks_off),
 		cmocka_unit_test(test_unwritable_output_leaves_program_alone),
 		cmocka_unit_test(test_symlink_refused),
+		cmocka_unit_test(test_calls_before_constructor),
+		cmocka_unit_test(test_module_map_follows_dlopen_dlclose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * workload_life.c - process-lifecycle scenarios: many threads with address
  * reuse, fork, exec, kill -9, a fatal signal, drop mode, late teardown.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -168,8 +169,40 @@ static int late(void)
 	return 0; /* exit() with the thread still running */
 }
 
+extern void *wl_early_ptr, *wl_early_thread_ptr;
+
+static int early(void)
+{
+	/* the library constructor's allocations, then one from main */
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(wl_early_ptr), 1111, 0, 0, 0, 0,
+		  TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(wl_early_thread_ptr), 2222, 0, 0, 0, 0,
+		  TLM_EVF_RUNTIME);
+	void *p[1];
+	alloc_n(1, p);
+	return 0;
+}
+
+static int plugin(void)
+{
+	void *h = dlopen(getenv("WL_PLUGIN"), RTLD_NOW);
+	wl_check(h != NULL, "dlopen plugin");
+	void *(*f)(size_t) = (void *(*)(size_t))dlsym(h, "wl_plugin_alloc");
+	wl_check(f != NULL, "plugin symbol");
+	void *p = f(4321);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(p), 4321, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+	wl_check(dlclose(h) == 0, "dlclose");
+	void *q[1];
+	alloc_n(1, q); /* after the unload */
+	return 0;
+}
+
 int wl_lifecycle(int argc, char **argv)
 {
+	if (!strcmp(argv[1], "early"))
+		return early();
+	if (!strcmp(argv[1], "plugin"))
+		return plugin();
 	const char *s = argv[1];
 	if (!strcmp(s, "threads"))
 		return threads(arg_ul(argc, argv, 2, 16), arg_ul(argc, argv, 3, 100000));

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - `tlm report`: the analysis of one trace and its renderings.
+ *
+ * Contract: tlm_report_build() streams a trace once and keeps memory
+ * proportional to the allocations live at any moment plus the distinct stacks
+ * (and distinct (stack, size) pairs for churn, capped), never to the number of
+ * events. It reconstructs every allocation's lifetime per device and memory
+ * kind in two layers: the driver layer (reserved: what the process holds from
+ * the driver) and the allocator layer (allocated: what sub-allocators handed
+ * out, where a tap reports blocks; equal to reserved when none does). The
+ * result is a plain data model (struct tlm_report) that the text, summary and
+ * JSON renderers print; stacks are symbolized lazily, only those printed.
+ * docs/report.md explains each section and rule, docs/report-json.md the
+ * JSON schema.
+ *
+ * Times in the model are nanoseconds relative to the trace start (the
+ * header's start_monotonic_ns), signed because nothing forces a clock to be
+ * monotonic across a damaged trace.
+ */
+#ifndef TLM_REPORT_H
+#define TLM_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/symbols.h"
+#include "tlm/trace.h"
+
+#define TLM_REPORT_SCHEMA "tlm-report/1"
+
+/* Memory kinds a report accounts bytes for (VMM physical handles count as
+ * TLM_MEM_DEVICE of their device; VMM reservations and mappings hold none). */
+enum tlm_mem_kind { TLM_MEM_DEVICE = 0, TLM_MEM_MANAGED = 1, TLM_MEM_HOST_PINNED = 2, TLM_MEM_KINDS };
+
+enum tlm_report_exit { TLM_REPORT_CLEAN = 0, TLM_REPORT_SIGNAL = 1, TLM_REPORT_TRUNCATED = 2 };
+
+enum tlm_oom_verdict { TLM_OOM_EXHAUSTION = 0, TLM_OOM_FRAGMENTATION = 1 };
+
+/* One (device, memory kind): device -1 is host memory (pinned). */
+struct tlm_report_device {
+	int device;
+	int kind;                        /* enum tlm_mem_kind */
+	uint64_t peak_reserved;          /* bytes */
+	int64_t peak_reserved_ns;        /* when it was first reached */
+	uint64_t peak_allocated;
+	int64_t peak_allocated_ns;
+	uint64_t reserved_at_end;
+	uint64_t live_bytes_at_end;      /* allocator layer (driver layer without a tap) */
+	uint64_t live_allocs_at_end;
+	double frag_at_peak;             /* 1 - allocated/reserved at the reserved peak */
+	bool ext_known;                  /* blocks inside reserved memory are known (allocator tap) */
+	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved; valid if ext_known */
+	uint64_t allocs, frees;          /* successful driver-layer operations */
+};
+
+/* A group of allocations sharing (device, allocation stack[, size]). */
+struct tlm_report_site {
+	int device;
+	uint32_t stack_id;               /* 0 = no stack recorded */
+	uint64_t bytes;                  /* live/leaks: total bytes; churn: total bytes allocated */
+	uint64_t size;                   /* churn: the size of each allocation; else 0 */
+	uint64_t count;
+	int64_t first_ns, last_ns;       /* first and last allocation */
+	double rate;                     /* leaks: growth in bytes/s; churn: cycles per second */
+};
+
+struct tlm_report_oom {
+	int device;
+	int kind;                        /* enum tlm_mem_kind */
+	uint32_t stack_id;
+	int64_t time_ns;
+	uint64_t requested;
+	uint64_t reserved_free;          /* reserved but not handed out (0 without a tap) */
+	uint64_t largest_free;           /* largest free gap inside reserved (0 without a tap) */
+	uint64_t device_free;            /* the device's free memory then (cuMemGetInfo) */
+	uint64_t reserved, allocated;    /* the device's totals then */
+	double frag;                     /* 1 - allocated/reserved then */
+	bool ext_known;
+	double ext_frag;
+	int verdict;                     /* enum tlm_oom_verdict */
+};
+
+struct tlm__report_priv;
+
+struct tlm_report {
+	char *path;
+	/* process */
+	uint32_t pid;
+	uint32_t argc;
+	char **argv;
+	char *exe;
+	int exit;                        /* enum tlm_report_exit */
+	int signo;                       /* TLM_REPORT_SIGNAL */
+	char *truncation;                /* reader's truncation message or NULL */
+	uint64_t lost_events;
+	uint64_t events;
+	/* the run: first event .. end of run (END record, else the last event) */
+	bool have_events;
+	int64_t run_first_ns, run_end_ns;
+	/* counters */
+	uint64_t unmatched_frees;        /* frees of addresses not live */
+	uint64_t inconsistencies;        /* allocations at an address already live */
+	uint64_t failed_allocations;     /* failures other than out of memory */
+	uint64_t failed_frees;           /* frees that returned an error (free nothing) */
+	uint64_t ooms_total;             /* ooms[] keeps the first TLM_REPORT_MAX_OOMS */
+	uint64_t pool_creates, pool_destroys, pool_trims;
+	uint64_t unknown_events;         /* ops/kinds this version does not know */
+	uint64_t churn_untracked;        /* frees not grouped: churn table full */
+	/* sections, sorted as documented */
+	size_t ndevices;
+	struct tlm_report_device *devices;   /* by device, then kind */
+	size_t nlive;
+	struct tlm_report_site *live;        /* by bytes, descending */
+	size_t nleaks;
+	struct tlm_report_site *leaks;       /* by bytes, descending */
+	size_t nchurn;
+	struct tlm_report_site *churn;       /* by count, descending */
+	size_t nooms;
+	struct tlm_report_oom *ooms;         /* in time order */
+	/* integrity */
+	size_t nerrors;
+	struct tlm_integrity_error *errors;
+	struct tlm__report_priv *priv;
+};
+
+#define TLM_REPORT_MAX_OOMS 1000
+
+/* Streams the trace at path. NULL when it cannot be opened (err gets one
+ * line); otherwise a report of everything that could be read, with any
+ * integrity errors listed in it. */
+struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen);
+void tlm_report_free(struct tlm_report *r);
+
+/* Symbolized frames of a stack, innermost first, inlined frames expanded;
+ * resolved on the first call and cached. Returns the count (0 for no stack). */
+size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct tlm_frame **out);
+/* The frame a user most likely wants: the first one in the program's own
+ * code (not libcuda, libtorch, libtlm, ...), else the innermost; NULL if none. */
+const struct tlm_frame *tlm_report_useful_frame(struct tlm_report *r, uint32_t stack_id);
+
+/* Replaces the symbolizer (tests): must fill at least one frame for max >= 1;
+ * strings must outlive the report. */
+typedef size_t (*tlm_report_resolver)(void *ctx, uint64_t ip, struct tlm_frame *out, size_t max);
+void tlm_report_set_resolver(struct tlm_report *r, tlm_report_resolver fn, void *ctx);
+
+/* Renderers; return 0 or -1 on a write error. */
+int tlm_report_text(struct tlm_report *r, FILE *f);     /* the full report, <= 100 columns */
+int tlm_report_summary(struct tlm_report *r, FILE *f);  /* <= 25 lines, <= 100 columns */
+int tlm_report_json(struct tlm_report *r, FILE *f);     /* schema tlm-report/1 */
+
+/* The leak rule (docs/report.md): count survivors, allocated between first
+ * and last, in a run from run_first to run_end. */
+bool tlm_report_is_leak(uint64_t count, int64_t first, int64_t last, int64_t run_first, int64_t run_end);
+
+#endif
