@@ -363,6 +363,39 @@ static void test_module_map_follows_dlopen_dlclose(void **s)
 	e2e_free(&t);
 }
 
+/* The disk fills up while recording: the program runs on, one warning, and
+ * the trace stays readable, marked truncated. Needs a small tmpfs (root). */
+static void test_disk_full(void **s)
+{
+	(void)s;
+	char dir[] = "/tmp/tlm-full-XXXXXX", cmd[200], out[300];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", dir);
+	if (system(cmd) != 0) {
+		rmdir(dir);
+		skip(); /* not allowed to mount here */
+	}
+	snprintf(out, sizeof out, "TLM_OUTPUT=%s/full.trace", dir);
+	const char *args[] = {"burst", "100000", NULL};
+	const char *env[] = {out, "TLM_COMPRESS=0", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	expect_exit0(&r);
+	const char *w = strstr(r.stderr_text, "failed: No space left on device; recording stops here and the trace "
+					      "ends truncated");
+	assert_non_null(w);
+	assert_null(strstr(w + 20, "No space left")); /* once */
+	struct trace t;
+	assert_int_equal(e2e_load(&t, out + strlen("TLM_OUTPUT=")), 0);
+	assert_int_equal(t.state, TLM_TRACE_TRUNCATED);
+	assert_int_equal(t.nerrors, 0);
+	assert_true(t.nev > 1000 && t.nev < 200000);
+	assert_int_equal(ordering_errors(&t), 0);
+	e2e_free(&t);
+	snprintf(cmd, sizeof cmd, "umount %s && rmdir %s", dir, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_symlink_refused),
 		cmocka_unit_test(test_calls_before_constructor),
 		cmocka_unit_test(test_module_map_follows_dlopen_dlclose),
+		cmocka_unit_test(test_disk_full),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
