@@ -1,0 +1,29 @@
+#!/bin/sh
+# Builds, on this (GPU-less) machine, everything the GPU check needs into
+# .gpu/ (git-ignored), to be carried to the GPU machine, which has CUDA,
+# PyTorch and Python but no libunwind or elfutils. Then, on the GPU machine,
+# from the repository root: sh .gpu/run.sh   (see tests/gpu/README.md)
+set -eu
+cd "$(dirname "$0")/../.."
+sh tools/deps.sh
+[ -f build/build.ninja ] || meson setup build >/dev/null
+ninja -C build >/dev/null
+rm -rf .gpu
+mkdir -p .gpu/bin .gpu/lib .gpu/toollib
+grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+cp build/src/shim/libtlm.so .gpu/lib/
+cp build/src/tools/tlm build/tests/gpu/trace_check .gpu/bin/
+# libtlm.so's own dependencies that a CUDA image lacks (libunwind); the tools
+# get every non-glibc dependency, in a directory only they use.
+for l in $(ldd .gpu/lib/libtlm.so | awk '/libunwind/ {print $3}'); do cp -L "$l" .gpu/lib/; done
+for f in .gpu/bin/tlm .gpu/bin/trace_check .gpu/lib/libtlm.so; do ldd "$f"; done |
+	awk '/=> \// {print $3}' | sort -u |
+	grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
+	while read -r l; do cp -L "$l" .gpu/toollib/; done
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+# nvcc links cudart statically by default: the cuGetProcAddress path
+"$NVCC" -O2 -o .gpu/bin/paths_static tests/gpu/paths.cu
+"$NVCC" -O2 -cudart shared -o .gpu/bin/paths_shared tests/gpu/paths.cu
+cp tests/gpu/run.sh tests/gpu/torch_check.py .gpu/
+du -sh .gpu
+echo "ready: carry .gpu and run: sh .gpu/run.sh"
