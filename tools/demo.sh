@@ -1,9 +1,10 @@
 #!/bin/sh
-# Runs tlm-demo under libtlm.so and shows what was recorded.
+# Runs tlm-demo under tlm (tlm run prints the end-of-run report), then shows
+# what the trace holds.
 # usage: tools/demo.sh [BUILD_DIR]
 set -eu
 b=${1:-build}
-out=${TMPDIR:-/tmp}/tlm-demo-$$.trace
+out=${TMPDIR:-/tmp}/tlm-demo.trace
 # the simulated driver stands in for libcuda.so.1 unless a real one is present
 if ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
 	sim=""
@@ -11,9 +12,8 @@ else
 	sim="$b/src/sim"
 	echo "tlm: no NVIDIA driver found; running the demo on the simulated device"
 fi
-LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$PWD/$b/src/shim/libtlm.so" \
-	TLM_OUTPUT="$out" "$b/tools/demo/tlm-demo"
+LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$b/src/tools/tlm" run --output "$out" -- "$b/tools/demo/tlm-demo"
 echo
 "$b/src/tools/tlm" info "$out"
 echo
-echo "trace kept at $out"
+echo "the whole story: $b/src/tools/tlm report $out"

@@ -18,6 +18,36 @@ setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	meson test -C build-asan --print-errorlogs --num-processes "$jobs" || status=1
 setup build-tsan -Db_sanitize=thread -Db_lundef=false
-TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite shim --print-errorlogs --num-processes "$jobs" || status=1
+TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite shim --suite hardening --print-errorlogs --num-processes "$jobs" || status=1
+# Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
+# TLM_FUZZ_SECONDS (default 60) on a copy of the seed corpus; any crash, leak,
+# hang (10 s per input) or sanitizer report fails the suite. The reproducer is
+# kept as build-fuzz/crash-<harness>-*.
+if command -v clang >/dev/null 2>&1; then
+	fuzz_s=${TLM_FUZZ_SECONDS:-60}
+	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
+	for h in reader report; do
+		[ -f "tests/fuzz/fuzz_$h.c" ] || continue
+		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >/dev/null || { status=1; continue; }
+		work=$(mktemp -d)
+		cp tests/fuzz/corpus/reader/* "$work/"
+		echo "tlm: fuzzing $h for ${fuzz_s}s"
+		if ! (cd build-fuzz && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			"./tests/fuzz/fuzz_$h" -max_total_time="$fuzz_s" -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 -artifact_prefix="crash-$h-" "$work" >"fuzz-$h.log" 2>&1); then
+			tail -n 60 "build-fuzz/fuzz-$h.log"
+			echo "tlm: fuzz_$h found a crash: build-fuzz/crash-$h-*"
+			status=1
+		else
+			grep -E '^#[0-9]+[[:space:]]+DONE' "build-fuzz/fuzz-$h.log" || true
+		fi
+		rm -rf "$work"
+	done
+else
+	echo "tlm: clang not found: fuzzing skipped"
+	status=1
+fi
 if [ $status -eq 0 ]; then echo "tlm: all suites passed"; else echo "tlm: FAILURES above"; fi
 exit $status

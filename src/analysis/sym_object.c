@@ -6,11 +6,19 @@
 #include <string.h>
 
 #include "analysis/sym_demangle.h"
+#include "analysis/sym_elfsyms.h"
 #include "analysis/sym_object.h"
+#include "analysis/sym_scopes.h"
+
+/* Inline nesting deeper than this is cut at the outer end. */
+#define MAX_CHAIN 64
 
 struct tlm__symobj {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct tlm__scopes *scopes; /* NULL: out of memory, use the slow path */
+	struct tlm__elfsyms *syms;  /* read on first use */
+	bool syms_tried;
 };
 
 /* debuginfo_path NULL = libdwfl's default ":.debug:/usr/lib/debug": next to
@@ -44,6 +52,7 @@ struct tlm__symobj *tlm__symobj_open(const char *path)
 		free(o);
 		return NULL;
 	}
+	o->scopes = tlm__scopes_new();
 	return o;
 }
 
@@ -51,6 +60,8 @@ void tlm__symobj_close(struct tlm__symobj *o)
 {
 	if (!o)
 		return;
+	tlm__scopes_free(o->scopes); /* holds DIEs of the Dwfl's Dwarf */
+	tlm__elfsyms_free(o->syms);  /* holds names of the Dwfl's Elf */
 	dwfl_end(o->dwfl);
 	free(o);
 }
@@ -98,11 +109,38 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, struct tlm__strtab *t, cons
 		*file = tlm__strtab_intern_str(t, dwarf_filesrc(files, v, NULL, NULL));
 }
 
-static const char *elf_symbol(struct tlm__symobj *o, uint64_t addr, struct tlm__strtab *t)
+/* The ELF function symbol holding addr; *inside: addr lies within its
+ * st_size (not in the padding after it). */
+static const char *elf_symbol(struct tlm__symobj *o, uint64_t addr, bool *inside)
 {
-	GElf_Off off;
-	GElf_Sym sym;
-	return tlm__demangle(t, dwfl_module_addrinfo(o->mod, addr, &off, &sym, NULL, NULL, NULL));
+	bool in = false;
+	if (!o->syms_tried) {
+		o->syms_tried = true;
+		o->syms = tlm__elfsyms_new(o->mod);
+	}
+	const char *n = o->syms ? tlm__elfsyms_find(o->syms, addr, &in) : NULL;
+	if (inside)
+		*inside = in;
+	return n;
+}
+
+/* The function and inlined-call DIEs holding pc, innermost first. Fast path:
+ * the per-CU index (sym_scopes.h). Slow path, a search of the whole CU, only
+ * for an address inside a function symbol: a bogus address in the padding
+ * between functions does not cost a walk of a big CU. */
+static int find_chain(struct tlm__symobj *o, Dwarf_Die *cu, Dwarf_Addr pc, uint64_t addr, Dwarf_Die *chain)
+{
+	Dwarf_Die outer_first[MAX_CHAIN];
+	int n = o->scopes ? tlm__scopes_find(o->scopes, cu, pc, outer_first, MAX_CHAIN) : 0;
+	if (n == 0) {
+		bool inside = false;
+		elf_symbol(o, addr, &inside);
+		if (inside)
+			n = tlm__scopes_find_slow(cu, pc, outer_first, MAX_CHAIN);
+	}
+	for (int i = 0; i < n; i++)
+		chain[i] = outer_first[n - 1 - i];
+	return n;
 }
 
 size_t tlm__symobj_lookup(struct tlm__symobj *o, uint64_t addr, struct tlm__strtab *t,
@@ -118,34 +156,29 @@ size_t tlm__symobj_lookup(struct tlm__symobj *o, uint64_t addr, struct tlm__strt
 		file = tlm__strtab_intern_str(t, dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
 
 	size_t n = 0;
-	bool reached_function = false;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(o->mod, addr, &bias);
-	Dwarf_Die *scopes = NULL;
-	int nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-	for (int i = 0; i < nscopes && n < max; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue; /* lexical blocks, the CU */
-		out[n].function = scope_name(&scopes[i], t);
+	Dwarf_Die chain[MAX_CHAIN];
+	int nchain = cu ? find_chain(o, cu, addr - bias, addr, chain) : 0;
+	/* A chain always ends with its function; only a complete one is used. */
+	bool reached_function = nchain > 0 && (size_t)nchain <= max;
+	for (int i = 0; i < nchain && n < max; i++) {
+		bool inl = dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine;
+		out[n].function = scope_name(&chain[i], t);
 		out[n].file = file;
 		out[n].line = line;
-		out[n].inlined = tag == DW_TAG_inlined_subroutine;
+		out[n].inlined = inl;
 		n++;
-		if (tag == DW_TAG_subprogram) {
-			reached_function = true;
-			break;
-		}
-		call_site(cu, &scopes[i], t, &file, &line);
+		if (inl)
+			call_site(cu, &chain[i], t, &file, &line);
 	}
-	free(scopes);
 
-	/* No DWARF for the address, a nameless function, or inline scopes with
-	 * no enclosing subprogram: the symbol table names the real function. */
-	if (n && reached_function && !out[n - 1].function)
-		out[n - 1].function = elf_symbol(o, addr, t);
-	else if (!reached_function && n < max) {
-		out[n].function = elf_symbol(o, addr, t);
+	/* A nameless function: the symbol table names it. No DWARF for the
+	 * address: one frame, named from the symbol table. */
+	if (reached_function && !out[n - 1].function)
+		out[n - 1].function = tlm__demangle(t, elf_symbol(o, addr, NULL));
+	else if (nchain == 0) {
+		out[n].function = tlm__demangle(t, elf_symbol(o, addr, NULL));
 		out[n].file = file;
 		out[n].line = line;
 		out[n].inlined = false;

@@ -97,4 +97,26 @@ SIM_PUBLIC long long tlm_sim_used_pages(int dev);
 /* Bytes a pool holds cached (freed but not yet returned), or -1 for a bad pool. */
 SIM_PUBLIC long long tlm_sim_pool_cached_bytes(CUmemoryPool pool);
 
+/* ---- the API layer, for the CUPTI double (src/sim/sim_cupti.c) ---- */
+
+/* Called at the entry (site TLM_CUPTI_API_ENTER, result NULL) and the exit
+ * (TLM_CUPTI_API_EXIT, result -> the CUresult / cudaError_t) of every memory
+ * entry point, with the CUPTI domain and callback id and a pointer to the
+ * parameters laid out as CUPTI's <name>_params (src/common/cupti_abi.h).
+ * Only the calls listed in docs/simulated-device.md notify. */
+typedef void (*tlm_sim_api_observer)(void *user, int domain, uint32_t cbid, int site, const char *name,
+				     const void *params, const void *result);
+/* One observer at a time; NULL removes it. */
+SIM_PUBLIC void tlm_sim_set_api_observer(tlm_sim_api_observer fn, void *user);
+/* For the runtime double: deliver a RUNTIME_API notification to the observer. */
+SIM_PUBLIC void tlm_sim_api_notify(int domain, uint32_t cbid, int site, const char *name, const void *params,
+				   const void *result);
+/* A memory entry point by ABI name ("cuMemAlloc_v2"), handed out the way a
+ * private export table would: no symbol lookup, no cuGetProcAddress, so no
+ * interposer sees it. internal = 0: the API function (it notifies the
+ * observer, as the real driver's API layer issues CUPTI callbacks);
+ * internal = 1: the implementation behind it (no notification). NULL for a
+ * name that is not a memory entry point. */
+SIM_PUBLIC void *tlm_sim_private_entry(const char *name, int internal);
+
 #endif

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/cupti_abi.h"
 #include "sim_driver.h"
 #include "sim_tree.h"
 #include "sim_vaspace.h"
@@ -27,6 +28,23 @@
 #define SIM_EXPORT(name)                                                                           \
 	extern __typeof__(sim_##name) name                                                         \
 		__attribute__((alias("sim_" #name), visibility("default")))
+
+/* The driver API layer of a memory call: sim_NAME (exported as NAME, handed
+ * out by cuGetProcAddress) runs the implementation simi_NAME between an ENTER
+ * and an EXIT notification of the API observer (sim_observe.c), with the
+ * call's parameters in the struct layout of CUPTI's generated_cuda_meta.h.
+ * Internal callers use simi_NAME: like the real driver's internal calls, they
+ * issue no callbacks. */
+#define SIM_API(name, proto, args, ...)                                                            \
+	CUresult sim_##name proto                                                                  \
+	{                                                                                          \
+		struct tlm_cupti_p_##name p_ = __VA_ARGS__;                                        \
+		sim_api_enter(TLM_CUPTI_DRV_##name, #name, &p_);                                   \
+		CUresult r_ = simi_##name args;                                                    \
+		sim_api_exit(TLM_CUPTI_DRV_##name, #name, &p_, r_);                                \
+		return r_;                                                                         \
+	}                                                                                          \
+	SIM_EXPORT(name)
 
 #define SIM_PAGE (2ull << 20)     /* physical page and VMM granularity: 2 MiB */
 #define SIM_MAX_DEVICES 16
@@ -102,6 +120,40 @@ extern __typeof__(cuMemUnmap) sim_cuMemUnmap;
 extern __typeof__(cuMemSetAccess) sim_cuMemSetAccess;
 extern __typeof__(tlm_sim_used_pages) sim_tlm_sim_used_pages;
 extern __typeof__(tlm_sim_pool_cached_bytes) sim_tlm_sim_pool_cached_bytes;
+extern __typeof__(tlm_sim_set_api_observer) sim_tlm_sim_set_api_observer;
+extern __typeof__(tlm_sim_api_notify) sim_tlm_sim_api_notify;
+extern __typeof__(tlm_sim_private_entry) sim_tlm_sim_private_entry;
+
+/* ---- the implementations behind the memory entry points (no callbacks) ---- */
+extern __typeof__(cuMemAlloc_v2) simi_cuMemAlloc_v2;
+extern __typeof__(cuMemAllocPitch_v2) simi_cuMemAllocPitch_v2;
+extern __typeof__(cuMemFree_v2) simi_cuMemFree_v2;
+extern __typeof__(cuMemAllocManaged) simi_cuMemAllocManaged;
+extern __typeof__(cuMemAllocHost_v2) simi_cuMemAllocHost_v2;
+extern __typeof__(cuMemHostAlloc) simi_cuMemHostAlloc;
+extern __typeof__(cuMemFreeHost) simi_cuMemFreeHost;
+extern __typeof__(cuMemAllocAsync) simi_cuMemAllocAsync;
+extern __typeof__(cuMemAllocAsync_ptsz) simi_cuMemAllocAsync_ptsz;
+extern __typeof__(cuMemAllocFromPoolAsync) simi_cuMemAllocFromPoolAsync;
+extern __typeof__(cuMemAllocFromPoolAsync_ptsz) simi_cuMemAllocFromPoolAsync_ptsz;
+extern __typeof__(cuMemFreeAsync) simi_cuMemFreeAsync;
+extern __typeof__(cuMemFreeAsync_ptsz) simi_cuMemFreeAsync_ptsz;
+extern __typeof__(cuMemPoolCreate) simi_cuMemPoolCreate;
+extern __typeof__(cuMemPoolDestroy) simi_cuMemPoolDestroy;
+extern __typeof__(cuMemPoolTrimTo) simi_cuMemPoolTrimTo;
+extern __typeof__(cuMemCreate) simi_cuMemCreate;
+extern __typeof__(cuMemRelease) simi_cuMemRelease;
+extern __typeof__(cuMemAddressReserve) simi_cuMemAddressReserve;
+extern __typeof__(cuMemAddressFree) simi_cuMemAddressFree;
+extern __typeof__(cuMemMap) simi_cuMemMap;
+extern __typeof__(cuMemUnmap) simi_cuMemUnmap;
+
+/* ---- sim_observe.c: the API observer, private entry points, injection ---- */
+void sim_api_enter(uint32_t cbid, const char *name, const void *params);
+void sim_api_exit(uint32_t cbid, const char *name, const void *params, CUresult result);
+/* cuInit's tail: loads $CUDA_INJECTION64_PATH once and calls its
+ * InitializeInjection, as the real driver does. */
+void sim_injection_once(void);
 
 /* ---- sim_state.c: configuration, devices, contexts, streams ---- */
 

@@ -70,7 +70,7 @@ static CUresult alloc_plain(int dev, uint64_t bytes, CUdeviceptr *dptr)
 	return CUDA_SUCCESS;
 }
 
-CUresult sim_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+CUresult simi_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	int dev;
 	CUresult r = sim_current_device(&dev);
@@ -83,9 +83,10 @@ CUresult sim_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemAlloc_v2);
+SIM_API(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize),
+	(dptr, bytesize), {dptr, bytesize});
 
-CUresult sim_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+CUresult simi_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 				size_t Height, unsigned int ElementSizeBytes)
 {
 	int dev;
@@ -108,7 +109,9 @@ CUresult sim_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthI
 		*pPitch = pitch;
 	return r;
 }
-SIM_EXPORT(cuMemAllocPitch_v2);
+SIM_API(cuMemAllocPitch_v2, (CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+			    unsigned int ElementSizeBytes),
+	(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes), {dptr, pPitch, WidthInBytes, Height, ElementSizeBytes});
 
 /* Free a device or pool allocation; `allow_managed` says whether a managed
  * pointer is acceptable (cuMemFree yes, cuMemFreeAsync no). */
@@ -134,7 +137,7 @@ static CUresult free_any(CUdeviceptr dptr, bool allow_managed)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult sim_cuMemFree_v2(CUdeviceptr dptr)
+CUresult simi_cuMemFree_v2(CUdeviceptr dptr)
 {
 	int dev;
 	CUresult r = sim_current_device(&dev);
@@ -142,7 +145,8 @@ CUresult sim_cuMemFree_v2(CUdeviceptr dptr)
 		return r;
 	return free_any(dptr, true);
 }
-SIM_EXPORT(cuMemFree_v2);
+SIM_API(cuMemFree_v2, (CUdeviceptr dptr),
+	(dptr), {dptr});
 
 /* cuMemFreeAsync's core (the pool file owns the entry points). */
 CUresult sim_free_async(CUdeviceptr dptr)
@@ -175,7 +179,7 @@ static CUresult host_map(struct sim_tree *table, size_t bytesize, void **out)
 	return CUDA_SUCCESS;
 }
 
-CUresult sim_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+CUresult simi_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
 	int dev;
 	void *p;
@@ -189,9 +193,10 @@ CUresult sim_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int 
 		*dptr = (CUdeviceptr)(uintptr_t)p;
 	return r;
 }
-SIM_EXPORT(cuMemAllocManaged);
+SIM_API(cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),
+	(dptr, bytesize, flags), {dptr, bytesize, flags});
 
-CUresult sim_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+CUresult simi_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
 	int dev;
 	CUresult r = sim_current_device(&dev);
@@ -203,15 +208,17 @@ CUresult sim_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	return host_map(&host, bytesize, pp);
 }
-SIM_EXPORT(cuMemHostAlloc);
+SIM_API(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags),
+	(pp, bytesize, Flags), {pp, bytesize, Flags});
 
-CUresult sim_cuMemAllocHost_v2(void **pp, size_t bytesize)
+CUresult simi_cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
-	return sim_cuMemHostAlloc(pp, bytesize, 0);
+	return simi_cuMemHostAlloc(pp, bytesize, 0);
 }
-SIM_EXPORT(cuMemAllocHost_v2);
+SIM_API(cuMemAllocHost_v2, (void **pp, size_t bytesize),
+	(pp, bytesize), {pp, bytesize});
 
-CUresult sim_cuMemFreeHost(void *p)
+CUresult simi_cuMemFreeHost(void *p)
 {
 	int dev;
 	uint64_t len;
@@ -227,7 +234,8 @@ CUresult sim_cuMemFreeHost(void *p)
 	munmap(p, len);
 	return CUDA_SUCCESS;
 }
-SIM_EXPORT(cuMemFreeHost);
+SIM_API(cuMemFreeHost, (void *p),
+	(p), {p});
 
 /* ---- accounting ---- */
 

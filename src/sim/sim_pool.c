@@ -178,35 +178,39 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
 	return r;
 }
 
-CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+CUresult simi_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
 	return alloc_async(dptr, bytesize, NULL, hStream, false);
 }
-SIM_EXPORT(cuMemAllocAsync);
+SIM_API(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
+	(dptr, bytesize, hStream), {dptr, bytesize, hStream});
 
-CUresult sim_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+CUresult simi_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
 	return alloc_async(dptr, bytesize, NULL, hStream, true);
 }
-SIM_EXPORT(cuMemAllocAsync_ptsz);
+SIM_API(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
+	(dptr, bytesize, hStream), {dptr, bytesize, hStream});
 
-CUresult sim_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+CUresult simi_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
 				     CUstream hStream)
 {
 	if (!pool)
 		return sim_check_init() ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
 	return alloc_async(dptr, bytesize, pool, hStream, false);
 }
-SIM_EXPORT(cuMemAllocFromPoolAsync);
+SIM_API(cuMemAllocFromPoolAsync, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+	(dptr, bytesize, pool, hStream), {dptr, bytesize, pool, hStream});
 
-CUresult sim_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+CUresult simi_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
 					  CUstream hStream)
 {
 	if (!pool)
 		return sim_check_init() ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
 	return alloc_async(dptr, bytesize, pool, hStream, true);
 }
-SIM_EXPORT(cuMemAllocFromPoolAsync_ptsz);
+SIM_API(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+	(dptr, bytesize, pool, hStream), {dptr, bytesize, pool, hStream});
 
 static CUresult free_async(CUdeviceptr dptr, CUstream s, bool ptsz)
 {
@@ -220,17 +224,19 @@ static CUresult free_async(CUdeviceptr dptr, CUstream s, bool ptsz)
 	return sim_free_async(dptr);
 }
 
-CUresult sim_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+CUresult simi_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
 	return free_async(dptr, hStream, false);
 }
-SIM_EXPORT(cuMemFreeAsync);
+SIM_API(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream),
+	(dptr, hStream), {dptr, hStream});
 
-CUresult sim_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+CUresult simi_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
 	return free_async(dptr, hStream, true);
 }
-SIM_EXPORT(cuMemFreeAsync_ptsz);
+SIM_API(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream),
+	(dptr, hStream), {dptr, hStream});
 
 CUresult sim_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
@@ -246,7 +252,7 @@ CUresult sim_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 }
 SIM_EXPORT(cuDeviceGetDefaultMemPool);
 
-CUresult sim_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+CUresult simi_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
 	CUmemoryPool p;
 	CUresult r = sim_check_init();
@@ -265,9 +271,10 @@ CUresult sim_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps
 	*pool = p;
 	return CUDA_SUCCESS;
 }
-SIM_EXPORT(cuMemPoolCreate);
+SIM_API(cuMemPoolCreate, (CUmemoryPool *pool, const CUmemPoolProps *poolProps),
+	(pool, poolProps), {(void **)pool, poolProps});
 
-CUresult sim_cuMemPoolDestroy(CUmemoryPool pool)
+CUresult simi_cuMemPoolDestroy(CUmemoryPool pool)
 {
 	CUresult r = sim_check_init();
 	if (r)
@@ -285,9 +292,10 @@ CUresult sim_cuMemPoolDestroy(CUmemoryPool pool)
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemPoolDestroy);
+SIM_API(cuMemPoolDestroy, (CUmemoryPool pool),
+	(pool), {pool});
 
-CUresult sim_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+CUresult simi_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
 	CUresult r = sim_check_init();
 	if (r)
@@ -300,7 +308,8 @@ CUresult sim_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemPoolTrimTo);
+SIM_API(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep),
+	(pool, minBytesToKeep), {pool, minBytesToKeep});
 
 long long sim_tlm_sim_pool_cached_bytes(CUmemoryPool pool)
 {

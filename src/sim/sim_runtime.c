@@ -13,7 +13,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "common/cupti_abi.h"
 #include "sim_runtime.h"
 
 #define RT_VERSION 13000
@@ -54,6 +57,11 @@ static struct {
 	CUresult (*streamDestroy)(CUstream);
 	CUresult (*streamSynchronize)(CUstream);
 } drv;
+
+/* The driver's API observer, for runtime callbacks (tlm_sim_api_notify). */
+typedef void (*pfn_notify)(int, uint32_t, int, const char *, const void *, const void *);
+static pfn_notify notify;
+typedef void *(*pfn_private)(const char *, int);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static cudaError_t init_error;
@@ -115,6 +123,29 @@ static void load_driver(void)
 	if (!ok) {
 		init_error = cudaErrorInsufficientDriver;
 		return;
+	}
+	*(void **)&notify = dlsym(h, "tlm_sim_api_notify");
+	/* TLM_SIM_RUNTIME_PRIVATE=1: the memory calls go through the driver's
+	 * private entry points, skipping its API layer (no driver callbacks),
+	 * as a runtime using a private export table would. */
+	const char *priv = getenv("TLM_SIM_RUNTIME_PRIVATE");
+	pfn_private pe;
+	if (priv && !strcmp(priv, "1") && (*(void **)&pe = dlsym(h, "tlm_sim_private_entry"))) {
+#define PRIV(slot, name) *(void **)&drv.slot = pe(name, 1)
+		PRIV(memAlloc, "cuMemAlloc_v2");
+		PRIV(memAllocPitch, "cuMemAllocPitch_v2");
+		PRIV(memFree, "cuMemFree_v2");
+		PRIV(memAllocManaged, "cuMemAllocManaged");
+		PRIV(memAllocHost, "cuMemAllocHost_v2");
+		PRIV(memHostAlloc, "cuMemHostAlloc");
+		PRIV(memFreeHost, "cuMemFreeHost");
+		PRIV(memAllocAsync, "cuMemAllocAsync");
+		PRIV(memAllocAsync_ptsz, "cuMemAllocAsync_ptsz");
+		PRIV(memAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
+		PRIV(memAllocFromPoolAsync_ptsz, "cuMemAllocFromPoolAsync_ptsz");
+		PRIV(memFreeAsync, "cuMemFreeAsync");
+		PRIV(memFreeAsync_ptsz, "cuMemFreeAsync_ptsz");
+#undef PRIV
 	}
 	if (drv.init(0) != CUDA_SUCCESS || drv.deviceGetCount(&device_count) != CUDA_SUCCESS) {
 		init_error = cudaErrorInitializationError;
@@ -179,6 +210,24 @@ static cudaError_t enter(void)
 			return ret(e_);                                                            \
 	} while (0)
 
+/* A runtime memory call as CUPTI's runtime domain sees it: the implementation
+ * rti_NAME between an ENTER and an EXIT notification, the parameters laid out
+ * as CUPTI's NAME_v<ver>_params. */
+#define RT_API(name, proto, args, ...)                                                             \
+	cudaError_t name proto                                                                     \
+	{                                                                                          \
+		pfn_notify n_ = notify;                                                            \
+		struct tlm_cupti_p_##name p_ = __VA_ARGS__;                                        \
+		if (n_)                                                                            \
+			n_(TLM_CUPTI_CB_DOMAIN_RUNTIME_API, TLM_CUPTI_RT_##name, TLM_CUPTI_API_ENTER, \
+			   #name, &p_, NULL);                                                      \
+		cudaError_t r_ = rti_##name args;                                                  \
+		if (n_)                                                                            \
+			n_(TLM_CUPTI_CB_DOMAIN_RUNTIME_API, TLM_CUPTI_RT_##name, TLM_CUPTI_API_EXIT,  \
+			   #name, &p_, &r_);                                                       \
+		return r_;                                                                         \
+	}
+
 static void *ptr_of(CUdeviceptr d)
 {
 	return (void *)(uintptr_t)d;
@@ -189,7 +238,7 @@ static CUdeviceptr dptr_of(const void *p)
 	return (CUdeviceptr)(uintptr_t)p;
 }
 
-cudaError_t cudaMalloc(void **devPtr, size_t size)
+static cudaError_t rti_cudaMalloc(void **devPtr, size_t size)
 {
 	CUdeviceptr d;
 	CUresult r;
@@ -205,8 +254,10 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = ptr_of(d);
 	return map(r);
 }
+RT_API(cudaMalloc, (void **devPtr, size_t size),
+       (devPtr, size), {devPtr, size})
 
-cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+static cudaError_t rti_cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
 	CUdeviceptr d;
 	CUresult r;
@@ -218,8 +269,10 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
 		*devPtr = ptr_of(d);
 	return map(r);
 }
+RT_API(cudaMallocPitch, (void **devPtr, size_t *pitch, size_t width, size_t height),
+       (devPtr, pitch, width, height), {devPtr, pitch, width, height})
 
-cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+static cudaError_t rti_cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
 {
 	CUdeviceptr d;
 	size_t pitch;
@@ -237,8 +290,10 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent
 	}
 	return map(r);
 }
+RT_API(cudaMalloc3D, (struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent),
+       (pitchedDevPtr, extent), {pitchedDevPtr, {extent.width, extent.height, extent.depth}})
 
-cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+static cudaError_t rti_cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
 	CUdeviceptr d;
 	CUresult r;
@@ -250,18 +305,24 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 		*devPtr = ptr_of(d);
 	return map(r);
 }
+RT_API(cudaMallocManaged, (void **devPtr, size_t size, unsigned int flags),
+       (devPtr, size, flags), {devPtr, size, flags})
 
-cudaError_t cudaMallocHost(void **ptr, size_t size)
+static cudaError_t rti_cudaMallocHost(void **ptr, size_t size)
 {
 	ENTER();
 	return map(drv.memAllocHost(ptr, size));
 }
+RT_API(cudaMallocHost, (void **ptr, size_t size),
+       (ptr, size), {ptr, size})
 
-cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+static cudaError_t rti_cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
 	ENTER();
 	return map(drv.memHostAlloc(pHost, size, flags));
 }
+RT_API(cudaHostAlloc, (void **pHost, size_t size, unsigned int flags),
+       (pHost, size, flags), {pHost, size, flags})
 
 static cudaError_t malloc_async(void **devPtr, size_t size, cudaMemPool_t pool, cudaStream_t s,
 				bool ptsz)
@@ -281,59 +342,75 @@ static cudaError_t malloc_async(void **devPtr, size_t size, cudaMemPool_t pool, 
 	return map(r);
 }
 
-cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+static cudaError_t rti_cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 	return malloc_async(devPtr, size, NULL, hStream, false);
 }
+RT_API(cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t hStream),
+       (devPtr, size, hStream), {devPtr, size, hStream})
 
-cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+static cudaError_t rti_cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
 	return malloc_async(devPtr, size, NULL, hStream, true);
 }
+RT_API(cudaMallocAsync_ptsz, (void **devPtr, size_t size, cudaStream_t hStream),
+       (devPtr, size, hStream), {devPtr, size, hStream})
 
-cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+static cudaError_t rti_cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
 				    cudaStream_t stream)
 {
 	if (!memPool)
 		return ret(cudaErrorInvalidValue);
 	return malloc_async(ptr, size, memPool, stream, false);
 }
+RT_API(cudaMallocFromPoolAsync, (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
+       (ptr, size, memPool, stream), {ptr, size, memPool, stream})
 
-cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+static cudaError_t rti_cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
 					 cudaStream_t stream)
 {
 	if (!memPool)
 		return ret(cudaErrorInvalidValue);
 	return malloc_async(ptr, size, memPool, stream, true);
 }
+RT_API(cudaMallocFromPoolAsync_ptsz, (void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream),
+       (ptr, size, memPool, stream), {ptr, size, memPool, stream})
 
-cudaError_t cudaFree(void *devPtr)
+static cudaError_t rti_cudaFree(void *devPtr)
 {
 	ENTER(); /* cudaFree(NULL) is the classic "initialise now" idiom */
 	if (!devPtr)
 		return cudaSuccess;
 	return map(drv.memFree(dptr_of(devPtr)));
 }
+RT_API(cudaFree, (void *devPtr),
+       (devPtr), {devPtr})
 
-cudaError_t cudaFreeHost(void *ptr)
+static cudaError_t rti_cudaFreeHost(void *ptr)
 {
 	ENTER();
 	if (!ptr)
 		return cudaSuccess;
 	return map(drv.memFreeHost(ptr));
 }
+RT_API(cudaFreeHost, (void *ptr),
+       (ptr), {ptr})
 
-cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+static cudaError_t rti_cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
 	ENTER();
 	return map(drv.memFreeAsync(dptr_of(devPtr), hStream));
 }
+RT_API(cudaFreeAsync, (void *devPtr, cudaStream_t hStream),
+       (devPtr, hStream), {devPtr, hStream})
 
-cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+static cudaError_t rti_cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
 	ENTER();
 	return map(drv.memFreeAsync_ptsz(dptr_of(devPtr), hStream));
 }
+RT_API(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t hStream),
+       (devPtr, hStream), {devPtr, hStream})
 
 cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const void *poolProps)
 {

@@ -138,6 +138,7 @@ CUresult sim_cuInit(unsigned int flags)
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_once(&init_once, configure);
+	sim_injection_once(); /* after the driver is up, like the real driver */
 	return CUDA_SUCCESS;
 }
 SIM_EXPORT(cuInit);

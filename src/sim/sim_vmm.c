@@ -69,7 +69,7 @@ CUresult sim_cuMemGetAllocationGranularity(size_t *granularity, const CUmemAlloc
 }
 SIM_EXPORT(cuMemGetAllocationGranularity);
 
-CUresult sim_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+CUresult simi_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 			 const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	struct vmm_handle *h;
@@ -103,9 +103,11 @@ CUresult sim_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 		free(h);
 	return r;
 }
-SIM_EXPORT(cuMemCreate);
+SIM_API(cuMemCreate, (CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+			    unsigned long long flags),
+	(handle, size, prop, flags), {handle, size, prop, flags});
 
-CUresult sim_cuMemRelease(CUmemGenericAllocationHandle handle)
+CUresult simi_cuMemRelease(CUmemGenericAllocationHandle handle)
 {
 	struct sim_node *n;
 	CUresult r = sim_check_init();
@@ -123,9 +125,10 @@ CUresult sim_cuMemRelease(CUmemGenericAllocationHandle handle)
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemRelease);
+SIM_API(cuMemRelease, (CUmemGenericAllocationHandle handle),
+	(handle), {handle});
 
-CUresult sim_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+CUresult simi_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
 				 CUdeviceptr addr, unsigned long long flags)
 {
 	uint64_t va;
@@ -153,7 +156,9 @@ CUresult sim_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemAddressReserve);
+SIM_API(cuMemAddressReserve, (CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+			    unsigned long long flags),
+	(ptr, size, alignment, addr, flags), {ptr, size, alignment, addr, flags});
 
 /* First mapping overlapping [ptr, ptr+size), or NULL. Caller holds sim_lock. */
 static struct sim_node *first_overlap(uint64_t ptr, uint64_t size)
@@ -165,7 +170,7 @@ static struct sim_node *first_overlap(uint64_t ptr, uint64_t size)
 	return m && m->key < ptr + size ? m : NULL;
 }
 
-CUresult sim_cuMemAddressFree(CUdeviceptr ptr, size_t size)
+CUresult simi_cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
 	struct sim_node *n;
 	CUresult r = sim_check_init();
@@ -183,7 +188,8 @@ CUresult sim_cuMemAddressFree(CUdeviceptr ptr, size_t size)
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemAddressFree);
+SIM_API(cuMemAddressFree, (CUdeviceptr ptr, size_t size),
+	(ptr, size), {ptr, size});
 
 /* True when [ptr, ptr+size) lies inside one reservation. Caller holds sim_lock. */
 static bool reserved(uint64_t ptr, uint64_t size)
@@ -192,7 +198,7 @@ static bool reserved(uint64_t ptr, uint64_t size)
 	return n && ptr - n->key < n->len && n->len - (ptr - n->key) >= size;
 }
 
-CUresult sim_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+CUresult simi_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		      CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	struct sim_node *n;
@@ -217,7 +223,9 @@ CUresult sim_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemMap);
+SIM_API(cuMemMap, (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+			    unsigned long long flags),
+	(ptr, size, offset, handle, flags), {ptr, size, offset, handle, flags});
 
 /* True when [ptr, ptr+size) is covered, without gaps, by whole mappings when
  * `whole` (unmap), or by any mappings when not (set access). */
@@ -240,7 +248,7 @@ static bool covered(uint64_t ptr, uint64_t size, bool whole)
 	return true;
 }
 
-CUresult sim_cuMemUnmap(CUdeviceptr ptr, size_t size)
+CUresult simi_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	CUresult r = sim_check_init();
 	if (r)
@@ -265,7 +273,8 @@ CUresult sim_cuMemUnmap(CUdeviceptr ptr, size_t size)
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemUnmap);
+SIM_API(cuMemUnmap, (CUdeviceptr ptr, size_t size),
+	(ptr, size), {ptr, size});
 
 CUresult sim_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
 			    size_t count)

@@ -124,7 +124,8 @@ int tlm_cmd_run(int argc, char **argv)
 		char *pre = malloc(l);
 		if (!pre)
 			_exit(127);
-		snprintf(pre, l, "%s%s%s", lib, prev && *prev ? " " : "", prev ? prev : "");
+		/* after what the user preloads already (a sanitizer runtime must stay first) */
+		snprintf(pre, l, "%s%s%s", prev ? prev : "", prev && *prev ? " " : "", lib);
 		setenv("LD_PRELOAD", pre, 1);
 		if (output)
 			setenv("TLM_OUTPUT", output, 1);
@@ -180,9 +181,17 @@ int tlm_cmd_run(int argc, char **argv)
 		return code;
 	}
 	if (summary) {
+		/* the end-of-run report goes to stderr, like the program's own diagnostics */
 		char *rargv[] = {"report", "--summary", path, NULL};
 		fflush(stdout);
+		int saved = dup(STDOUT_FILENO);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
 		(void)tlm_cmd_report(3, rargv);
+		fflush(stdout);
+		if (saved >= 0) {
+			dup2(saved, STDOUT_FILENO);
+			close(saved);
+		}
 	}
 	return code;
 }

@@ -14,5 +14,7 @@
 #define TLM_EXIT_USAGE 64   /* bad usage (EX_USAGE) */
 
 int tlm_cmd_info(int argc, char **argv);
+int tlm_cmd_report(int argc, char **argv);
+int tlm_cmd_run(int argc, char **argv);
 
 #endif

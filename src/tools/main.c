@@ -18,6 +18,8 @@ static int cmd_help(int argc, char **argv);
 /* One row per subcommand; `report`, `run`, `diff` slot in here. */
 static const struct cmd cmds[] = {
 	{"info", tlm_cmd_info, "TRACE", "summarise a trace: header, counts, state, damage"},
+	{"report", tlm_cmd_report, "TRACE", "memory report: peaks, live at end, leaks, OOMs, churn"},
+	{"run", tlm_cmd_run, "-- CMD [ARGS]", "run CMD under libtlm.so, then print its end-of-run report"},
 	{"help", cmd_help, "", "show this help"},
 };
 

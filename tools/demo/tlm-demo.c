@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "common/cuda_abi.h"
 
@@ -57,6 +58,8 @@ static void train_step(cudaStream_t s, void **losses, int step)
 	for (int i = 2; i >= 0; i--)
 		cudaFree(act[i]);
 	cudaStreamSynchronize(s);
+	struct timespec compute = {0, 2000000}; /* the step's kernels */
+	nanosleep(&compute, NULL);
 }
 
 int main(int argc, char **argv)

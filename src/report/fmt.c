@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* fmt.c - human units, time stamps and width-safe lines for the text output. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "render.h"
+
+char *tlm__human(char *buf, size_t n, uint64_t b)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = (double)b;
+	unsigned u = 0;
+	/* Move up a unit when one decimal would round to 1024.0. */
+	while (v >= 1023.95 && u < 6) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%" PRIu64 " B", b);
+	else
+		snprintf(buf, n, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+char *tlm__secs(char *buf, size_t n, int64_t ns)
+{
+	snprintf(buf, n, "%.3fs", (double)ns / 1e9);
+	return buf;
+}
+
+const char *tlm__base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+static void put_clipped(FILE *f, char *s)
+{
+	size_t n = 0;
+	for (char *p = s; *p; p++, n++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '?';
+	/* Trailing spaces from padded columns are noise. */
+	while (n && s[n - 1] == ' ')
+		s[--n] = 0;
+	if (n > TLM__WIDTH)
+		memcpy(s + TLM__WIDTH - 3, "...", 4);
+	fputs(s, f);
+	fputc('\n', f);
+}
+
+void tlm__line(FILE *f, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	put_clipped(f, buf);
+}
+
+void tlm__command_line(FILE *f, const char *prefix, const char *path)
+{
+	fputs(prefix, f);
+	int plain = *path != 0;
+	for (const char *c = path; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *c))
+			plain = 0;
+	if (plain) {
+		fputs(path, f);
+	} else {
+		fputc('\'', f);
+		for (const char *c = path; *c; c++) {
+			if (*c == '\'')
+				fputs("'\\''", f);
+			else
+				fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
+		}
+		fputc('\'', f);
+	}
+	fputc('\n', f);
+}
+
+void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr)
+{
+	char fn[96], loc[128] = "", mod[96] = "";
+	if (fr->function)
+		snprintf(fn, sizeof fn, "%s", fr->function);
+	else
+		snprintf(fn, sizeof fn, "0x%" PRIx64, fr->ip);
+	if (fr->file && fr->line > 0)
+		snprintf(loc, sizeof loc, " (%s:%d)", tlm__base(fr->file), fr->line);
+	else if (fr->file)
+		snprintf(loc, sizeof loc, " (%s)", tlm__base(fr->file));
+	if (fr->module)
+		snprintf(mod, sizeof mod, " [%s%s]", tlm__base(fr->module), fr->stale ? ", changed since the run" : "");
+	else if (fr->stale)
+		snprintf(mod, sizeof mod, " [module changed since the run]");
+	snprintf(buf, n, "%s%s%s%s", fn, loc, mod, fr->inlined ? " (inlined)" : "");
+}

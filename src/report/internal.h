@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - the pieces of src/report behind report.h: the live map, the
+ * stack table, the two-layer accounting, per-site aggregates and the replay
+ * that drives them. Nothing here is used outside src/report and its tests.
+ */
+#ifndef TLM_REPORT_INTERNAL_H
+#define TLM_REPORT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+
+/* ---- live map: (namespace, address) -> live allocation ------------------ */
+
+/* Address namespaces: device and managed memory share the device virtual
+ * address space (cudaFree frees either), the others are separate spaces. */
+enum tlm__ns {
+	TLM__NS_EMPTY = 0,
+	TLM__NS_DEVVA = 1,    /* device + managed allocations */
+	TLM__NS_HOST = 2,     /* pinned host */
+	TLM__NS_VMM_PHYS = 3, /* cuMemCreate handles */
+	TLM__NS_VMM_RESV = 4, /* cuMemAddressReserve ranges: no bytes */
+	TLM__NS_VMM_MAP = 5,  /* cuMemMap ranges: no bytes (the handle holds them) */
+	TLM__NS_BLOCK = 6,    /* allocator-layer blocks (a later allocator tap) */
+};
+
+enum tlm__layer { TLM__LAYER_NONE = 0, TLM__LAYER_DRIVER = 1, TLM__LAYER_BLOCK = 2 };
+
+struct tlm__live {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t time_ns;
+	uint32_t stack_id;
+	int16_t device;
+	uint8_t ns;      /* enum tlm__ns; TLM__NS_EMPTY marks a free slot */
+	uint8_t mkind;   /* enum tlm_mem_kind, or 0xff when the entry holds no bytes */
+};
+
+struct tlm__live_map {
+	struct tlm__live *slot;
+	size_t mask;     /* capacity - 1 (power of two) */
+	size_t count;
+};
+
+int tlm__live_init(struct tlm__live_map *m);
+void tlm__live_fini(struct tlm__live_map *m);
+struct tlm__live *tlm__live_find(struct tlm__live_map *m, uint8_t ns, uint64_t addr);
+/* Inserts (the key must not be present); returns the slot or NULL on ENOMEM. */
+struct tlm__live *tlm__live_put(struct tlm__live_map *m, const struct tlm__live *e);
+/* Removes a slot returned by find; e is invalid afterwards. */
+void tlm__live_del(struct tlm__live_map *m, struct tlm__live *e);
+
+/* ---- u64 triple -> index hash, for stacks and churn --------------------- */
+
+struct tlm__key { uint64_t a, b, c; };
+
+struct tlm__index {
+	uint32_t *slot;  /* 0 = empty, else value + 1 */
+	size_t mask, count;
+	const struct tlm__key *(*key_of)(const void *ctx, uint32_t value);
+	const void *ctx;
+};
+
+int tlm__index_init(struct tlm__index *x, const struct tlm__key *(*key_of)(const void *, uint32_t),
+		    const void *ctx);
+void tlm__index_fini(struct tlm__index *x);
+/* Value for key, or UINT32_MAX. */
+uint32_t tlm__index_get(const struct tlm__index *x, const struct tlm__key *k);
+/* Adds key -> value (key not present; key_of(value) must already answer). */
+int tlm__index_add(struct tlm__index *x, const struct tlm__key *k, uint32_t value);
+
+/* ---- stack table: stack id -> return addresses -------------------------- */
+
+struct tlm__stack_ent { struct tlm__key key; size_t off; uint32_t depth; };
+
+struct tlm__stacks {
+	struct tlm__stack_ent *ent;
+	size_t n, cap;
+	uint64_t *ip;
+	size_t nip, capip;
+	struct tlm__index idx;
+};
+
+int tlm__stacks_init(struct tlm__stacks *s);
+void tlm__stacks_fini(struct tlm__stacks *s);
+int tlm__stacks_add(struct tlm__stacks *s, uint32_t id, const uint64_t *ip, uint32_t depth);
+/* Return addresses of a stack (innermost first), NULL when unknown. */
+const uint64_t *tlm__stacks_get(const struct tlm__stacks *s, uint32_t id, uint32_t *depth);
+
+/* ---- two-layer accounting per (device, memory kind) --------------------- */
+
+struct tlm__acct {
+	int16_t device;
+	uint8_t mkind;
+	bool has_blocks;            /* an allocator tap reported blocks here */
+	uint64_t reserved, allocated;
+	uint64_t driver_count, block_count;
+	uint64_t free_gap_largest;  /* allocator layer; meaningful with has_blocks */
+	uint64_t peak_reserved, peak_allocated;
+	uint64_t peak_reserved_t, peak_allocated_t;
+	double frag_at_peak, ext_frag_at_peak;
+	bool ext_at_peak_known;
+	uint64_t allocs, frees;
+	/* snapshot at the end of the run */
+	uint64_t end_reserved, end_live_bytes, end_live_count;
+};
+
+struct tlm__accts {
+	struct tlm__acct *a;
+	size_t n, cap;
+	size_t last;               /* lookup cache: runs touch one device at a time */
+};
+
+struct tlm__acct *tlm__acct_get(struct tlm__accts *s, int device, int mkind); /* NULL on ENOMEM */
+void tlm__accts_fini(struct tlm__accts *s);
+/* Driver layer: the process took (alloc) or gave back bytes at time t.
+ * Without an allocator tap the allocator layer mirrors it. */
+void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t);
+/* Allocator layer (hook for an allocator tap): a block handed out / returned. */
+void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t);
+double tlm__acct_frag(const struct tlm__acct *a);     /* 1 - allocated/reserved */
+/* 1 - largest free gap / free inside reserved; false when blocks are unknown. */
+bool tlm__acct_ext_frag(const struct tlm__acct *a, double *out);
+
+/* ---- per-site aggregates ------------------------------------------------ */
+
+struct tlm__churn_ent {
+	struct tlm__key key;       /* a = device, b = stack id, c = size */
+	uint64_t count;
+	uint64_t first_t, last_t;
+};
+
+struct tlm__churn {
+	struct tlm__churn_ent *ent;
+	size_t n, cap;
+	struct tlm__index idx;
+	uint64_t untracked;
+};
+
+#define TLM__CHURN_MAX (1u << 20) /* distinct (device, stack, size) groups kept */
+
+int tlm__churn_init(struct tlm__churn *c);
+void tlm__churn_fini(struct tlm__churn *c);
+void tlm__churn_add(struct tlm__churn *c, int device, uint32_t stack, uint64_t size, uint64_t t);
+#define TLM__CHURN_MIN_CYCLES 10
+
+/* ---- replay: the per-event accounting ----------------------------------- */
+
+struct tlm__replay {
+	struct tlm__live_map live;
+	struct tlm__accts accts;
+	struct tlm__churn churn;
+	struct tlm_report *rep;    /* counters and OOMs go straight into the report */
+	uint64_t start;            /* the trace start: report times are relative to it */
+	size_t oom_cap;
+	uint64_t first_t, last_t;
+	bool have_t;
+	bool end_marked;           /* the end of the run was fixed (END or a marker) */
+	uint64_t end_t;
+	bool snapped;              /* live-at-end snapshot taken */
+	struct tlm_report_site *snap; /* survivors grouped by (device, stack) */
+	size_t nsnap;
+	int oom_error;             /* ENOMEM while growing */
+};
+
+int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep);
+void tlm__replay_fini(struct tlm__replay *rp);
+void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev);
+/* The END record: the run ends at t (events after it are still accounted). */
+void tlm__replay_end(struct tlm__replay *rp, uint64_t t);
+/* Hook for a "run is over" marker (e.g. Python finalization began): fixes the
+ * end of the run at t and takes the live-at-end snapshot now, so frees made
+ * during teardown do not hide what was live. */
+void tlm__replay_mark_end(struct tlm__replay *rp, uint64_t t);
+/* Takes the snapshot if no marker did, and fills the report's sections. */
+int tlm__replay_finish(struct tlm__replay *rp);
+
+/* sites.c: groups the live map into (device, stack) sites. */
+int tlm__sites_group_live(const struct tlm__live_map *m, const struct tlm__accts *accts,
+			  struct tlm_report_site **out, size_t *n);
+
+/* ---- the report's private part: stacks and symbolization ---------------- */
+
+struct tlm__frames_ent {
+	struct tlm__key key;      /* a = stack id */
+	struct tlm_frame *f;
+	size_t n;
+};
+
+struct tlm__report_priv {
+	struct tlm__stacks stacks;
+	struct tlm_symbolizer *sym;   /* NULL when built without the symbolizer */
+	tlm_report_resolver resolve;
+	void *resolve_ctx;
+	struct tlm__frames_ent *fr;
+	size_t nfr, capfr;
+	struct tlm__index fridx;
+	bool fridx_ok;
+};
+
+/* frames.c */
+int tlm__priv_init(struct tlm__report_priv *p);
+void tlm__priv_fini(struct tlm__report_priv *p);
+void tlm__priv_module(struct tlm__report_priv *p, const struct tlm_rec_module *m);
+void tlm__priv_module_unload(struct tlm__report_priv *p, uint32_t id);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render.h - helpers shared by the text, summary and JSON renderers: names,
+ * human units, and a line writer that keeps every line within the width.
+ */
+#ifndef TLM_REPORT_RENDER_H
+#define TLM_REPORT_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+
+#define TLM__WIDTH 100 /* columns of text output, never wider */
+
+const char *tlm__mkind_name(int k);
+const char *tlm__exit_name(int e);
+const char *tlm__verdict_name(int v);
+
+/* "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (one decimal). */
+char *tlm__human(char *buf, size_t n, uint64_t bytes);
+/* Seconds since the trace start: "12.345s". */
+char *tlm__secs(char *buf, size_t n, int64_t ns);
+/* Basename of a path (the path itself when it has no '/'). */
+const char *tlm__base(const char *path);
+
+/* One output line: formatted, bytes outside printable ASCII replaced by '?'
+ * (the text output is for terminals: no escapes, no wide characters), and
+ * cut to TLM__WIDTH columns with "..." when longer. */
+void tlm__line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes the command line to paste to get the full report, shell-quoted;
+ * never cut (a cut path would be a wrong command). */
+void tlm__command_line(FILE *f, const char *prefix, const char *path);
+/* One "note: ..." line for a trace that did not end cleanly, else nothing. */
+void tlm__exit_note(FILE *f, const struct tlm_report *r);
+/* "func (file.c:12) [module]" for a frame, into buf (cut by tlm__line later). */
+void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr);
+
+#endif

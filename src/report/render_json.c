@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render_json.c - the report as JSON, schema "tlm-report/1"
+ * (docs/report-json.md). Key names are a contract: add keys, never rename.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "json_out.h"
+#include "render.h"
+
+static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
+{
+	const struct tlm_frame *f;
+	size_t n = tlm_report_frames(r, stack_id, &f);
+	tlm__json_key(j, "stack");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < n; i++) {
+		char ip[24];
+		snprintf(ip, sizeof ip, "0x%" PRIx64, f[i].ip);
+		tlm__json_obj(j);
+		tlm__json_key(j, "kind");
+		tlm__json_str(j, f[i].kind == TLM_FRAME_PYTHON ? "python" : "native");
+		tlm__json_key(j, "function");
+		tlm__json_str(j, f[i].function);
+		tlm__json_key(j, "file");
+		tlm__json_str(j, f[i].file);
+		tlm__json_key(j, "line");
+		if (f[i].line > 0)
+			tlm__json_i64(j, f[i].line);
+		else
+			tlm__json_null(j);
+		tlm__json_key(j, "module");
+		tlm__json_str(j, f[i].module);
+		tlm__json_key(j, "ip");
+		tlm__json_str(j, ip);
+		tlm__json_key(j, "inlined");
+		tlm__json_bool(j, f[i].inlined);
+		tlm__json_key(j, "stale");
+		tlm__json_bool(j, f[i].stale);
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+}
+
+static void ku(struct tlm__json *j, const char *k, uint64_t v)
+{
+	tlm__json_key(j, k);
+	tlm__json_u64(j, v);
+}
+
+static void ki(struct tlm__json *j, const char *k, int64_t v)
+{
+	tlm__json_key(j, k);
+	tlm__json_i64(j, v);
+}
+
+static void kd(struct tlm__json *j, const char *k, double v, int decimals)
+{
+	tlm__json_key(j, k);
+	tlm__json_dbl(j, v, decimals);
+}
+
+static void process(struct tlm__json *j, const struct tlm_report *r)
+{
+	tlm__json_key(j, "process");
+	tlm__json_obj(j);
+	ku(j, "pid", r->pid);
+	tlm__json_key(j, "command");
+	tlm__json_arr(j);
+	for (uint32_t i = 0; i < r->argc; i++)
+		tlm__json_str(j, r->argv[i]);
+	tlm__json_arr_end(j);
+	tlm__json_key(j, "exe");
+	tlm__json_str(j, r->exe);
+	tlm__json_key(j, "exit");
+	tlm__json_str(j, tlm__exit_name(r->exit));
+	tlm__json_key(j, "signal");
+	if (r->exit == TLM_REPORT_SIGNAL)
+		tlm__json_i64(j, r->signo);
+	else
+		tlm__json_null(j);
+	tlm__json_key(j, "truncation");
+	tlm__json_str(j, r->truncation);
+	ku(j, "lost_events", r->lost_events);
+	tlm__json_obj_end(j);
+
+	tlm__json_key(j, "run");
+	tlm__json_obj(j);
+	ki(j, "first_event_ns", r->run_first_ns);
+	ki(j, "end_ns", r->run_end_ns);
+	ku(j, "duration_ns", r->have_events ? (uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns : 0);
+	ku(j, "events", r->events);
+	tlm__json_obj_end(j);
+}
+
+static void counters(struct tlm__json *j, const struct tlm_report *r)
+{
+	ku(j, "unmatched_frees", r->unmatched_frees);
+	ku(j, "inconsistencies", r->inconsistencies);
+	ku(j, "failed_allocations", r->failed_allocations);
+	ku(j, "failed_frees", r->failed_frees);
+	ku(j, "ooms_total", r->ooms_total);
+	ku(j, "unknown_events", r->unknown_events);
+	ku(j, "churn_untracked_frees", r->churn_untracked);
+	tlm__json_key(j, "pool_events");
+	tlm__json_obj(j);
+	ku(j, "create", r->pool_creates);
+	ku(j, "destroy", r->pool_destroys);
+	ku(j, "trim", r->pool_trims);
+	tlm__json_obj_end(j);
+}
+
+static void devices(struct tlm__json *j, const struct tlm_report *r)
+{
+	tlm__json_key(j, "devices");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct tlm_report_device *d = &r->devices[i];
+		tlm__json_obj(j);
+		ki(j, "device", d->device);
+		tlm__json_key(j, "kind");
+		tlm__json_str(j, tlm__mkind_name(d->kind));
+		ku(j, "peak_reserved_bytes", d->peak_reserved);
+		ki(j, "peak_reserved_time_ns", d->peak_reserved_ns);
+		ku(j, "peak_allocated_bytes", d->peak_allocated);
+		ki(j, "peak_allocated_time_ns", d->peak_allocated_ns);
+		ku(j, "reserved_bytes_at_end", d->reserved_at_end);
+		ku(j, "live_bytes_at_end", d->live_bytes_at_end);
+		ku(j, "live_allocations_at_end", d->live_allocs_at_end);
+		kd(j, "fragmentation_at_peak", d->frag_at_peak, 4);
+		tlm__json_key(j, "external_fragmentation_at_peak");
+		if (d->ext_known)
+			tlm__json_dbl(j, d->ext_frag_at_peak, 4);
+		else
+			tlm__json_null(j);
+		ku(j, "allocations", d->allocs);
+		ku(j, "frees", d->frees);
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+}
+
+enum site_kind { LIVE, LEAK, CHURN };
+
+static void sites(struct tlm__json *j, struct tlm_report *r, const char *key, const struct tlm_report_site *s,
+		  size_t n, enum site_kind k)
+{
+	tlm__json_key(j, key);
+	tlm__json_arr(j);
+	for (size_t i = 0; i < n; i++) {
+		tlm__json_obj(j);
+		ki(j, "device", s[i].device);
+		ku(j, "bytes", k == CHURN ? s[i].size : s[i].bytes);
+		if (k == CHURN)
+			ku(j, "total_bytes", s[i].bytes);
+		ku(j, "count", s[i].count);
+		if (k == LEAK)
+			kd(j, "growth_bytes_per_second", s[i].rate, 3);
+		if (k == CHURN)
+			kd(j, "per_second", s[i].rate, 3);
+		ki(j, "first_ns", s[i].first_ns);
+		ki(j, "last_ns", s[i].last_ns);
+		frames(j, r, s[i].stack_id);
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+}
+
+static void ooms(struct tlm__json *j, struct tlm_report *r)
+{
+	tlm__json_key(j, "ooms");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < r->nooms; i++) {
+		const struct tlm_report_oom *o = &r->ooms[i];
+		tlm__json_obj(j);
+		ki(j, "device", o->device);
+		tlm__json_key(j, "kind");
+		tlm__json_str(j, tlm__mkind_name(o->kind));
+		ki(j, "time_ns", o->time_ns);
+		ku(j, "requested_bytes", o->requested);
+		ku(j, "reserved_free_bytes", o->reserved_free);
+		ku(j, "largest_free_bytes", o->largest_free);
+		ku(j, "device_free_bytes", o->device_free);
+		ku(j, "reserved_bytes", o->reserved);
+		ku(j, "allocated_bytes", o->allocated);
+		kd(j, "fragmentation", o->frag, 4);
+		tlm__json_key(j, "external_fragmentation");
+		if (o->ext_known)
+			tlm__json_dbl(j, o->ext_frag, 4);
+		else
+			tlm__json_null(j);
+		tlm__json_key(j, "verdict");
+		tlm__json_str(j, tlm__verdict_name(o->verdict));
+		frames(j, r, o->stack_id);
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+}
+
+int tlm_report_json(struct tlm_report *r, FILE *f)
+{
+	struct tlm__json j;
+	tlm__json_init(&j, f);
+	tlm__json_obj(&j);
+	tlm__json_key(&j, "schema");
+	tlm__json_str(&j, TLM_REPORT_SCHEMA);
+	tlm__json_key(&j, "trace");
+	tlm__json_str(&j, r->path);
+	process(&j, r);
+	counters(&j, r);
+	devices(&j, r);
+	sites(&j, r, "live_at_end", r->live, r->nlive, LIVE);
+	sites(&j, r, "leaks", r->leaks, r->nleaks, LEAK);
+	/* Filled by the allocator/GC analysis of a later version; same shape. */
+	tlm__json_key(&j, "gc_freed");
+	tlm__json_arr(&j);
+	tlm__json_arr_end(&j);
+	ooms(&j, r);
+	sites(&j, r, "churn", r->churn, r->nchurn, CHURN);
+	tlm__json_key(&j, "integrity_errors");
+	tlm__json_arr(&j);
+	for (size_t i = 0; i < r->nerrors; i++) {
+		tlm__json_obj(&j);
+		ku(&j, "offset", r->errors[i].offset);
+		tlm__json_key(&j, "what");
+		tlm__json_str(&j, r->errors[i].what);
+		tlm__json_obj_end(&j);
+	}
+	tlm__json_arr_end(&j);
+	tlm__json_obj_end(&j);
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}

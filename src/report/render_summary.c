@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render_summary.c - the short end-of-run report: at most 25 lines of at most
+ * 100 columns. Line budget: 1 head, 1 note, 9 device lines, 1 + 5 leak lines,
+ * 1 + 3 OOM lines, 1 counters, 1 integrity, 1 command = 24.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "render.h"
+
+#define SUM_DEVICES 8
+#define SUM_LEAKS 5
+#define SUM_OOMS 3
+
+
+static void where(char *buf, size_t n, struct tlm_report *r, uint32_t stack_id)
+{
+	const struct tlm_frame *fr = tlm_report_useful_frame(r, stack_id);
+	if (fr)
+		tlm__frame_text(buf, n, fr);
+	else
+		snprintf(buf, n, "(no stack)");
+}
+
+int tlm_report_summary(struct tlm_report *r, FILE *f)
+{
+	char a[32], b[32], c[32], e[32];
+	tlm__line(f, "tlm: pid %" PRIu32 ", %.3f s, exit %s, %" PRIu64 " events, lost events %" PRIu64, r->pid,
+		  r->have_events ? (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9 : 0.0,
+		  tlm__exit_name(r->exit), r->events, r->lost_events);
+	tlm__exit_note(f, r);
+	for (size_t i = 0; i < r->ndevices && i < SUM_DEVICES; i++) {
+		const struct tlm_report_device *d = &r->devices[i];
+		char dev[16];
+		if (d->device < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "dev %d", d->device);
+		tlm__line(f, "%s %s: peak %s at %s (allocated %s), frag %.2f, live at end %s in %" PRIu64, dev,
+			  tlm__mkind_name(d->kind), tlm__human(a, sizeof a, d->peak_reserved),
+			  tlm__secs(c, sizeof c, d->peak_reserved_ns), tlm__human(b, sizeof b, d->peak_allocated),
+			  d->frag_at_peak, tlm__human(e, sizeof e, d->live_bytes_at_end), d->live_allocs_at_end);
+	}
+	if (r->ndevices > SUM_DEVICES)
+		tlm__line(f, "... %zu more devices", r->ndevices - SUM_DEVICES);
+	if (r->nleaks) {
+		uint64_t tot = 0;
+		for (size_t i = 0; i < r->nleaks; i++)
+			tot += r->leaks[i].bytes;
+		tlm__line(f, "leaks: %zu site%s, %s never freed%s", r->nleaks, r->nleaks == 1 ? "" : "s",
+			  tlm__human(a, sizeof a, tot), r->nleaks > SUM_LEAKS ? " (top 5)" : "");
+		for (size_t i = 0; i < r->nleaks && i < SUM_LEAKS; i++) {
+			char w[512];
+			where(w, sizeof w, r, r->leaks[i].stack_id);
+			tlm__line(f, "  %10s in %-6" PRIu64 " +%s/s  %s", tlm__human(a, sizeof a, r->leaks[i].bytes),
+				  r->leaks[i].count, tlm__human(b, sizeof b, (uint64_t)r->leaks[i].rate), w);
+		}
+	} else {
+		tlm__line(f, "leaks: none");
+	}
+	if (r->ooms_total) {
+		tlm__line(f, "out of memory: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
+		for (size_t i = 0; i < r->nooms && i < SUM_OOMS; i++) {
+			const struct tlm_report_oom *o = &r->ooms[i];
+			tlm__line(f, "  %s dev %d: %s requested, %s free on the device: %s",
+				  tlm__secs(c, sizeof c, o->time_ns), o->device, tlm__human(a, sizeof a, o->requested),
+				  tlm__human(b, sizeof b, o->device_free), tlm__verdict_name(o->verdict));
+		}
+	}
+	if (r->unmatched_frees || r->inconsistencies)
+		tlm__line(f, "frees of unknown addresses: %" PRIu64 ", allocations at a live address: %" PRIu64,
+			  r->unmatched_frees, r->inconsistencies);
+	if (r->nerrors)
+		tlm__line(f, "integrity errors: %zu", r->nerrors);
+	tlm__command_line(f, "full report: tlm report ", r->path);
+	return ferror(f) ? -1 : 0;
+}

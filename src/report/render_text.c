@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render_text.c - the full report for a terminal: compact, aligned, at most
+ * 100 columns (tlm__line cuts anything longer), sizes in KiB/MiB/GiB with one
+ * decimal, times in seconds since the trace start. docs/report.md describes
+ * each section. Lists are cut to the first TEXT_SITES entries; the JSON
+ * output has them all.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+
+#include "render.h"
+
+#define TEXT_SITES 10
+#define TEXT_FRAMES 6
+#define TEXT_OOMS 10
+
+static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
+{
+	const struct tlm_frame *fr;
+	size_t n = tlm_report_frames(r, stack_id, &fr);
+	if (!n) {
+		tlm__line(f, "        (no stack recorded)");
+		return;
+	}
+	char buf[512];
+	for (size_t i = 0; i < n && i < TEXT_FRAMES; i++) {
+		tlm__frame_text(buf, sizeof buf, &fr[i]);
+		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
+	}
+	if (n > TEXT_FRAMES)
+		tlm__line(f, "        ... %zu more frames", n - TEXT_FRAMES);
+}
+
+void tlm__exit_note(FILE *f, const struct tlm_report *r)
+{
+	if (r->exit == TLM_REPORT_SIGNAL) {
+		const char *abbr = sigabbrev_np(r->signo);
+		tlm__line(f, "note: the process died of signal %d%s%s; the report covers what was recorded", r->signo,
+			  abbr ? " SIG" : "", abbr ? abbr : "");
+	} else if (r->exit == TLM_REPORT_TRUNCATED) {
+		tlm__line(f, "note: the trace is truncated (%s); the report covers what was recorded",
+			  r->truncation ? r->truncation : "no END record");
+	}
+}
+
+static void head(FILE *f, const struct tlm_report *r)
+{
+	char cmd[512] = "", *p = cmd;
+	for (uint32_t i = 0; i < r->argc && p < cmd + sizeof cmd - 2; i++)
+		p += snprintf(p, (size_t)(cmd + sizeof cmd - p), "%s%s", i ? " " : "", r->argv[i]);
+	char a[32], b[32], d[32];
+	tlm__line(f, "tlm report: %s", r->path);
+	tlm__line(f, "process:    pid %" PRIu32 ": %s", r->pid, cmd);
+	if (r->have_events)
+		tlm__line(f, "run:        %s .. %s (%.3f s), %" PRIu64 " events, exit %s, lost events %" PRIu64,
+			  tlm__secs(a, sizeof a, r->run_first_ns), tlm__secs(b, sizeof b, r->run_end_ns),
+			  (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9, r->events,
+			  tlm__exit_name(r->exit), r->lost_events);
+	else
+		tlm__line(f, "run:        no events, exit %s, lost events %" PRIu64, tlm__exit_name(r->exit),
+			  r->lost_events);
+	(void)d;
+	tlm__exit_note(f, r);
+}
+
+static void memory(FILE *f, const struct tlm_report *r)
+{
+	tlm__line(f, "%s", "");
+	tlm__line(f, "MEMORY per device and kind (times in seconds since the trace start)");
+	if (!r->ndevices) {
+		tlm__line(f, "  no memory was allocated");
+		return;
+	}
+	tlm__line(f, "%4s  %-11s %13s %9s %14s %9s %11s %7s %5s %5s", "dev", "kind", "peak reserved", "at",
+		  "peak allocated", "at", "live at end", "allocs", "frag", "ext");
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct tlm_report_device *d = &r->devices[i];
+		char pr[32], prt[32], pa[32], pat[32], live[32], dev[16], ext[16];
+		if (d->device < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "%d", d->device);
+		if (d->ext_known)
+			snprintf(ext, sizeof ext, "%.2f", d->ext_frag_at_peak);
+		else
+			snprintf(ext, sizeof ext, "-");
+		tlm__line(f, "%4s  %-11s %13s %9s %14s %9s %11s %7" PRIu64 " %5.2f %5s", dev, tlm__mkind_name(d->kind),
+			  tlm__human(pr, sizeof pr, d->peak_reserved), tlm__secs(prt, sizeof prt, d->peak_reserved_ns),
+			  tlm__human(pa, sizeof pa, d->peak_allocated), tlm__secs(pat, sizeof pat, d->peak_allocated_ns),
+			  tlm__human(live, sizeof live, d->live_bytes_at_end), d->live_allocs_at_end, d->frag_at_peak,
+			  ext);
+	}
+	tlm__line(f, "  frag = 1 - allocated/reserved at the reserved peak; ext = 1 - largest free gap / free");
+	tlm__line(f, "  inside reserved memory ('-': blocks unknown without an allocator tap)");
+}
+
+static void site_head(FILE *f, size_t i, const struct tlm_report_site *s, const char *what)
+{
+	char dev[16], by[32], a[32], b[32];
+	if (s->device < 0)
+		snprintf(dev, sizeof dev, "host");
+	else
+		snprintf(dev, sizeof dev, "dev %d", s->device);
+	tlm__line(f, "%4zu. %-7s %11s in %" PRIu64 " allocation%s, allocated %s .. %s%s", i + 1, dev,
+		  tlm__human(by, sizeof by, s->bytes), s->count, s->count == 1 ? "" : "s",
+		  tlm__secs(a, sizeof a, s->first_ns), tlm__secs(b, sizeof b, s->last_ns), what);
+}
+
+static uint64_t total(const struct tlm_report_site *s, size_t n, uint64_t *count)
+{
+	uint64_t b = 0;
+	*count = 0;
+	for (size_t i = 0; i < n; i++) {
+		b += s[i].bytes;
+		*count += s[i].count;
+	}
+	return b;
+}
+
+static void more(FILE *f, size_t n)
+{
+	if (n > TEXT_SITES)
+		tlm__line(f, "  ... %zu more (tlm report --format json lists all)", n - TEXT_SITES);
+}
+
+static void live(FILE *f, struct tlm_report *r)
+{
+	uint64_t c, b = total(r->live, r->nlive, &c);
+	char h[32];
+	tlm__line(f, "%s", "");
+	tlm__line(f, "LIVE AT END: %zu site%s, %s in %" PRIu64 " allocation%s still live when the run ended", r->nlive,
+		  r->nlive == 1 ? "" : "s", tlm__human(h, sizeof h, b), c, c == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nlive && i < TEXT_SITES; i++) {
+		site_head(f, i, &r->live[i], "");
+		stack_lines(f, r, r->live[i].stack_id);
+	}
+	more(f, r->nlive);
+}
+
+static void leaks(FILE *f, struct tlm_report *r)
+{
+	uint64_t c, b = total(r->leaks, r->nleaks, &c);
+	char h[32];
+	tlm__line(f, "%s", "");
+	if (!r->nleaks) {
+		tlm__line(f, "LEAKS: none (a leak: >= 3 survivors from one site, allocated over >= 25%% of the");
+		tlm__line(f, "  run and still in its second half)");
+		return;
+	}
+	tlm__line(f, "LEAKS: %zu site%s kept adding memory never freed: %s in %" PRIu64 " allocations", r->nleaks,
+		  r->nleaks == 1 ? "" : "s", tlm__human(h, sizeof h, b), c);
+	for (size_t i = 0; i < r->nleaks && i < TEXT_SITES; i++) {
+		char rate[48], hr[32];
+		snprintf(rate, sizeof rate, ", +%s/s", tlm__human(hr, sizeof hr, (uint64_t)r->leaks[i].rate));
+		site_head(f, i, &r->leaks[i], rate);
+		stack_lines(f, r, r->leaks[i].stack_id);
+	}
+	more(f, r->nleaks);
+}
+
+static void verdict_line(FILE *f, const struct tlm_report_oom *o)
+{
+	char req[32], avail[32];
+	uint64_t a = o->reserved_free + o->device_free;
+	if (a < o->reserved_free)
+		a = UINT64_MAX;
+	tlm__human(req, sizeof req, o->requested);
+	tlm__human(avail, sizeof avail, a);
+	if (o->verdict == TLM_OOM_FRAGMENTATION)
+		tlm__line(f, "      fragmentation: %s was free (reserved-but-free + device free) but not in one piece",
+			  avail);
+	else
+		tlm__line(f, "      exhaustion: only %s free in all (reserved-but-free + device free) for %s", avail,
+			  req);
+}
+
+static void ooms(FILE *f, struct tlm_report *r)
+{
+	tlm__line(f, "%s", "");
+	if (!r->ooms_total) {
+		tlm__line(f, "OUT OF MEMORY: none");
+		return;
+	}
+	tlm__line(f, "OUT OF MEMORY: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nooms && i < TEXT_OOMS; i++) {
+		const struct tlm_report_oom *o = &r->ooms[i];
+		char t[32], req[32], df[32], rf[32], lf[32], dev[16];
+		if (o->device < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "dev %d", o->device);
+		tlm__line(f, "%4zu. %s %s %s: requested %s, device free %s", i + 1, tlm__secs(t, sizeof t, o->time_ns),
+			  dev, tlm__mkind_name(o->kind), tlm__human(req, sizeof req, o->requested),
+			  tlm__human(df, sizeof df, o->device_free));
+		tlm__line(f, "      reserved but free %s (largest gap %s), fragmentation %.2f",
+			  tlm__human(rf, sizeof rf, o->reserved_free), tlm__human(lf, sizeof lf, o->largest_free), o->frag);
+		verdict_line(f, o);
+		stack_lines(f, r, o->stack_id);
+	}
+	if (r->ooms_total > TEXT_OOMS)
+		tlm__line(f, "  ... %" PRIu64 " more", r->ooms_total - (r->nooms < TEXT_OOMS ? r->nooms : TEXT_OOMS));
+}
+
+static void churn(FILE *f, struct tlm_report *r)
+{
+	tlm__line(f, "%s", "");
+	if (!r->nchurn) {
+		tlm__line(f, "CHURN: none (no site freed and reallocated one size >= 10 times)");
+		return;
+	}
+	tlm__line(f, "CHURN: %zu site%s allocate and free the same size over and over (reuse candidates)",
+		  r->nchurn, r->nchurn == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nchurn && i < TEXT_SITES; i++) {
+		const struct tlm_report_site *s = &r->churn[i];
+		char dev[16], sz[32];
+		if (s->device < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "dev %d", s->device);
+		tlm__line(f, "%4zu. %-7s %11s x %" PRIu64 " cycles, %.1f/s", i + 1, dev, tlm__human(sz, sizeof sz, s->size),
+			  s->count, s->rate);
+		stack_lines(f, r, s->stack_id);
+	}
+	more(f, r->nchurn);
+}
+
+static void other(FILE *f, const struct tlm_report *r)
+{
+	tlm__line(f, "%s", "");
+	tlm__line(f, "OTHER");
+	tlm__line(f, "  frees of unknown addresses: %" PRIu64, r->unmatched_frees);
+	tlm__line(f, "  allocations at a live address: %" PRIu64, r->inconsistencies);
+	tlm__line(f, "  failed allocations (not out of memory): %" PRIu64 ", failed frees: %" PRIu64,
+		  r->failed_allocations, r->failed_frees);
+	if (r->pool_creates || r->pool_destroys || r->pool_trims)
+		tlm__line(f, "  memory pools: %" PRIu64 " created, %" PRIu64 " destroyed, %" PRIu64 " trimmed",
+			  r->pool_creates, r->pool_destroys, r->pool_trims);
+	if (r->unknown_events)
+		tlm__line(f, "  events of unknown kinds (ignored): %" PRIu64, r->unknown_events);
+	if (r->churn_untracked)
+		tlm__line(f, "  frees not grouped for churn (table full): %" PRIu64, r->churn_untracked);
+	if (r->nerrors)
+		tlm__line(f, "  integrity errors: %zu (tlm info lists them); sections cover the readable chunks",
+			  r->nerrors);
+}
+
+int tlm_report_text(struct tlm_report *r, FILE *f)
+{
+	head(f, r);
+	memory(f, r);
+	live(f, r);
+	leaks(f, r);
+	ooms(f, r);
+	churn(f, r);
+	other(f, r);
+	return ferror(f) ? -1 : 0;
+}

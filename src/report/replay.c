@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * replay.c - the per-event accounting: matches frees to allocations, keeps
+ * the two accounting layers, the churn groups and the OOM list up to date,
+ * and at the end of the run turns them into the report's sections.
+ *
+ * Rules (docs/report.md, "Accounting"): a failed free frees nothing; cudaFree
+ * (kind DEVICE) frees device or managed memory at that address, both living
+ * in one namespace; a free of an address not live is counted and ignored; an
+ * allocation at an address still live is counted, and the old one is taken
+ * as freed (a missed free) so the accounting recovers. VMM physical handles
+ * are device memory; VMM reservations and mappings hold no bytes but are
+ * tracked so their frees match.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep)
+{
+	memset(rp, 0, sizeof *rp);
+	rp->rep = rep;
+	if (tlm__live_init(&rp->live))
+		return -1;
+	if (tlm__churn_init(&rp->churn)) {
+		tlm__live_fini(&rp->live);
+		return -1;
+	}
+	return 0;
+}
+
+void tlm__replay_fini(struct tlm__replay *rp)
+{
+	tlm__live_fini(&rp->live);
+	tlm__churn_fini(&rp->churn);
+	tlm__accts_fini(&rp->accts);
+	free(rp->snap);
+	rp->snap = NULL;
+}
+
+/* Memory kind whose bytes an allocation of this event kind holds, or -1. */
+static int mkind_of(unsigned kind)
+{
+	switch (kind) {
+	case TLM_KIND_DEVICE: return TLM_MEM_DEVICE;
+	case TLM_KIND_MANAGED: return TLM_MEM_MANAGED;
+	case TLM_KIND_HOST_PINNED: return TLM_MEM_HOST_PINNED;
+	case TLM_KIND_VMM_PHYSICAL: return TLM_MEM_DEVICE;
+	default: return -1;
+	}
+}
+
+static uint8_t ns_of(unsigned kind)
+{
+	switch (kind) {
+	case TLM_KIND_DEVICE:
+	case TLM_KIND_MANAGED: return TLM__NS_DEVVA;
+	case TLM_KIND_HOST_PINNED: return TLM__NS_HOST;
+	case TLM_KIND_VMM_PHYSICAL: return TLM__NS_VMM_PHYS;
+	case TLM_KIND_VMM_RESERVE: return TLM__NS_VMM_RESV;
+	case TLM_KIND_VMM_MAPPING: return TLM__NS_VMM_MAP;
+	default: return TLM__NS_EMPTY;
+	}
+}
+
+static struct tlm__acct *acct(struct tlm__replay *rp, int device, int mkind)
+{
+	struct tlm__acct *a = tlm__acct_get(&rp->accts, device, mkind);
+	if (!a)
+		rp->oom_error = ENOMEM;
+	return a;
+}
+
+/* Ends a live allocation at time t; completed ones feed churn. */
+static void release(struct tlm__replay *rp, struct tlm__live *e, uint64_t t, bool completed)
+{
+	if (e->mkind != 0xff) {
+		struct tlm__acct *a = acct(rp, e->device, e->mkind);
+		if (a) {
+			if (e->ns == TLM__NS_BLOCK)
+				tlm__acct_block(a, false, e->size, t);
+			else
+				tlm__acct_driver(a, false, e->size, t);
+		}
+		if (completed)
+			tlm__churn_add(&rp->churn, e->device, e->stack_id, e->size, t);
+	}
+	tlm__live_del(&rp->live, e);
+}
+
+static void oom(struct tlm__replay *rp, const struct tlm_event *ev, int mk)
+{
+	struct tlm_report *rep = rp->rep;
+	rep->ooms_total++;
+	if (rep->nooms >= TLM_REPORT_MAX_OOMS)
+		return;
+	if (rep->nooms == rp->oom_cap) {
+		size_t cap = rp->oom_cap ? rp->oom_cap * 2 : 16;
+		struct tlm_report_oom *n = realloc(rep->ooms, cap * sizeof *n);
+		if (!n) {
+			rp->oom_error = ENOMEM;
+			return;
+		}
+		rep->ooms = n;
+		rp->oom_cap = cap;
+	}
+	struct tlm__acct *a = acct(rp, ev->device, mk);
+	struct tlm_report_oom *o = &rep->ooms[rep->nooms++];
+	memset(o, 0, sizeof *o);
+	o->device = ev->device;
+	o->kind = mk;
+	o->stack_id = ev->stack_id;
+	o->time_ns = (int64_t)ev->time_ns; /* absolute until finish */
+	o->requested = ev->size;
+	o->device_free = ev->device_free;
+	if (a) {
+		o->reserved = a->reserved;
+		o->allocated = a->allocated;
+		o->frag = tlm__acct_frag(a);
+		o->ext_known = tlm__acct_ext_frag(a, &o->ext_frag);
+		/* Without a tap nothing inside reserved memory is known to be free. */
+		if (a->has_blocks) {
+			o->reserved_free = a->reserved > a->allocated ? a->reserved - a->allocated : 0;
+			o->largest_free = a->free_gap_largest;
+		}
+	}
+	uint64_t avail = o->reserved_free + o->device_free;
+	if (avail < o->reserved_free)
+		avail = UINT64_MAX;
+	o->verdict = avail >= o->requested ? TLM_OOM_FRAGMENTATION : TLM_OOM_EXHAUSTION;
+}
+
+static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
+{
+	struct tlm_report *rep = rp->rep;
+	int mk = mkind_of(ev->kind);
+	if (ev->result) {
+		if (mk >= 0 && ev->result == 2) /* CUDA_ERROR_OUT_OF_MEMORY = cudaErrorMemoryAllocation */
+			oom(rp, ev, mk);
+		else
+			rep->failed_allocations++;
+		return;
+	}
+	uint8_t ns = ns_of(ev->kind);
+	struct tlm__live *old = tlm__live_find(&rp->live, ns, ev->addr);
+	if (old) {
+		rep->inconsistencies++;
+		release(rp, old, ev->time_ns, false);
+	}
+	struct tlm__live e = {
+		.addr = ev->addr, .size = ev->size, .time_ns = ev->time_ns, .stack_id = ev->stack_id,
+		.device = ev->device, .ns = ns, .mkind = mk >= 0 ? (uint8_t)mk : 0xff,
+	};
+	if (!tlm__live_put(&rp->live, &e)) {
+		rp->oom_error = ENOMEM;
+		return;
+	}
+	if (mk >= 0) {
+		struct tlm__acct *a = acct(rp, ev->device, mk);
+		if (a)
+			tlm__acct_driver(a, true, ev->size, ev->time_ns);
+	}
+}
+
+static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
+{
+	struct tlm_report *rep = rp->rep;
+	if (ev->result) {
+		rep->failed_frees++;
+		return;
+	}
+	struct tlm__live *e = tlm__live_find(&rp->live, ns_of(ev->kind), ev->addr);
+	if (!e) {
+		rep->unmatched_frees++;
+		return;
+	}
+	release(rp, e, ev->time_ns, true);
+}
+
+void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev)
+{
+	struct tlm_report *rep = rp->rep;
+	rep->events++;
+	if (!rp->have_t) {
+		rp->first_t = rp->last_t = ev->time_ns;
+		rp->have_t = true;
+	} else if (ev->time_ns < rp->first_t) {
+		rp->first_t = ev->time_ns;
+	} else if (ev->time_ns > rp->last_t) {
+		rp->last_t = ev->time_ns;
+	}
+	bool known_kind = ns_of(ev->kind) != TLM__NS_EMPTY;
+	switch (ev->op) {
+	case TLM_OP_ALLOC:
+		if (known_kind)
+			alloc_event(rp, ev);
+		else
+			rep->unknown_events++;
+		break;
+	case TLM_OP_FREE:
+		if (known_kind)
+			free_event(rp, ev);
+		else
+			rep->unknown_events++;
+		break;
+	/* Pool lifetime is only noted: the memory a pool caches is not visible
+	 * to tlm, only the allocations made from it. */
+	case TLM_OP_POOL_CREATE: rep->pool_creates++; break;
+	case TLM_OP_POOL_DESTROY: rep->pool_destroys++; break;
+	case TLM_OP_POOL_TRIM: rep->pool_trims++; break;
+	default: rep->unknown_events++; break;
+	}
+}
+
+void tlm__replay_end(struct tlm__replay *rp, uint64_t t)
+{
+	if (!rp->end_marked) {
+		rp->end_marked = true;
+		rp->end_t = t;
+	}
+}
+
+static void snapshot(struct tlm__replay *rp)
+{
+	if (rp->snapped)
+		return;
+	rp->snapped = true;
+	for (size_t i = 0; i < rp->accts.n; i++) {
+		struct tlm__acct *a = &rp->accts.a[i];
+		a->end_reserved = a->reserved;
+		a->end_live_bytes = a->allocated;
+		a->end_live_count = a->has_blocks ? a->block_count : a->driver_count;
+	}
+	if (tlm__sites_group_live(&rp->live, &rp->accts, &rp->snap, &rp->nsnap))
+		rp->oom_error = ENOMEM;
+}
+
+void tlm__replay_mark_end(struct tlm__replay *rp, uint64_t t)
+{
+	if (rp->snapped)
+		return;
+	rp->end_marked = true;
+	rp->end_t = t;
+	snapshot(rp);
+}
+
+/* ---- finish: sections ------------------------------------------------------ */
+
+static int64_t rel(const struct tlm__replay *rp, uint64_t t)
+{
+	return (int64_t)(t - rp->start);
+}
+
+static int by_dev_kind(const void *a, const void *b)
+{
+	const struct tlm_report_device *x = a, *y = b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct tlm_report_site *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct tlm_report_site *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+static double seconds(int64_t from, int64_t to)
+{
+	return (double)((uint64_t)to - (uint64_t)from) / 1e9;
+}
+
+int tlm__replay_finish(struct tlm__replay *rp)
+{
+	struct tlm_report *rep = rp->rep;
+	snapshot(rp);
+	if (rp->oom_error)
+		return -1;
+	rep->have_events = rp->have_t;
+	uint64_t end = rp->end_marked ? rp->end_t : rp->last_t;
+	if (rp->have_t && end < rp->first_t) /* an END before every event: damage */
+		end = rp->last_t;
+	rep->run_first_ns = rp->have_t ? rel(rp, rp->first_t) : 0;
+	rep->run_end_ns = rp->have_t ? rel(rp, end) : (rp->end_marked ? rel(rp, end) : 0);
+	rep->churn_untracked = rp->churn.untracked;
+
+	rep->devices = calloc(rp->accts.n + 1, sizeof *rep->devices);
+	if (!rep->devices)
+		return -1;
+	for (size_t i = 0; i < rp->accts.n; i++) {
+		const struct tlm__acct *a = &rp->accts.a[i];
+		struct tlm_report_device *d = &rep->devices[rep->ndevices++];
+		d->device = a->device;
+		d->kind = a->mkind;
+		d->peak_reserved = a->peak_reserved;
+		d->peak_reserved_ns = a->peak_reserved ? rel(rp, a->peak_reserved_t) : 0;
+		d->peak_allocated = a->peak_allocated;
+		d->peak_allocated_ns = a->peak_allocated ? rel(rp, a->peak_allocated_t) : 0;
+		d->reserved_at_end = a->end_reserved;
+		d->live_bytes_at_end = a->end_live_bytes;
+		d->live_allocs_at_end = a->end_live_count;
+		d->frag_at_peak = a->frag_at_peak;
+		d->ext_known = a->ext_at_peak_known;
+		d->ext_frag_at_peak = a->ext_frag_at_peak;
+		d->allocs = a->allocs;
+		d->frees = a->frees;
+	}
+	qsort(rep->devices, rep->ndevices, sizeof *rep->devices, by_dev_kind);
+
+	/* Survivors and, among them, leaks. */
+	for (size_t i = 0; i < rp->nsnap; i++) {
+		rp->snap[i].first_ns = rel(rp, (uint64_t)rp->snap[i].first_ns);
+		rp->snap[i].last_ns = rel(rp, (uint64_t)rp->snap[i].last_ns);
+	}
+	qsort(rp->snap, rp->nsnap, sizeof *rp->snap, by_bytes);
+	rep->live = rp->snap;
+	rep->nlive = rp->nsnap;
+	rp->snap = NULL;
+	rep->leaks = calloc(rep->nlive + 1, sizeof *rep->leaks);
+	if (!rep->leaks)
+		return -1;
+	for (size_t i = 0; i < rep->nlive; i++) {
+		const struct tlm_report_site *s = &rep->live[i];
+		if (!tlm_report_is_leak(s->count, s->first_ns, s->last_ns, rep->run_first_ns, rep->run_end_ns))
+			continue;
+		struct tlm_report_site *l = &rep->leaks[rep->nleaks++];
+		*l = *s;
+		l->rate = (double)s->bytes / seconds(s->first_ns, s->last_ns);
+	}
+
+	/* Churn: groups with at least TLM__CHURN_MIN_CYCLES completed cycles. */
+	size_t nc = 0;
+	for (size_t i = 0; i < rp->churn.n; i++)
+		nc += rp->churn.ent[i].count >= TLM__CHURN_MIN_CYCLES;
+	rep->churn = calloc(nc + 1, sizeof *rep->churn);
+	if (!rep->churn)
+		return -1;
+	double run_s = rep->have_events ? seconds(rep->run_first_ns, rep->run_end_ns) : 0;
+	for (size_t i = 0; i < rp->churn.n; i++) {
+		const struct tlm__churn_ent *e = &rp->churn.ent[i];
+		if (e->count < TLM__CHURN_MIN_CYCLES)
+			continue;
+		struct tlm_report_site *c = &rep->churn[rep->nchurn++];
+		c->device = (int)(int64_t)e->key.a;
+		c->stack_id = (uint32_t)e->key.b;
+		c->size = e->key.c;
+		c->count = e->count;
+		c->bytes = e->count * e->key.c;
+		if (e->key.c && c->bytes / e->key.c != e->count)
+			c->bytes = UINT64_MAX;
+		c->first_ns = rel(rp, e->first_t);
+		c->last_ns = rel(rp, e->last_t);
+		c->rate = run_s > 0 ? (double)e->count / run_s : 0.0;
+	}
+	qsort(rep->churn, rep->nchurn, sizeof *rep->churn, by_count);
+
+	for (size_t i = 0; i < rep->nooms; i++)
+		rep->ooms[i].time_ns = rel(rp, (uint64_t)rep->ooms[i].time_ns);
+	return 0;
+}

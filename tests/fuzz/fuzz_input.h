@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_input.h - shared by the fuzz harnesses: hands a fuzz input to code
+ * that reads a trace by path (an in-memory file), and repairs the checksums
+ * of an input so that mutations reach the record decoder instead of stopping
+ * at the CRC of the header or of a chunk.
+ */
+#ifndef TLM_FUZZ_INPUT_H
+#define TLM_FUZZ_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes data to one in-memory file (reused across calls) and returns a path
+ * that opens it ("/proc/self/fd/N"); aborts if no such file can be made. */
+const char *fuzz_as_file(const uint8_t *data, size_t size);
+
+/* Recomputes, in place, the header CRC and the CRC of every chunk that can be
+ * walked from the header on (magic, length within the input). Returns how
+ * many CRCs it changed. */
+size_t fuzz_fix_crcs(uint8_t *b, size_t n);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_report.c - libFuzzer harness of the whole `tlm report` pipeline:
+ * tlm_report_build (streaming analysis: replay, accounting, sites, leaks,
+ * churn, OOM verdicts) then the text, summary and JSON renderings, written to
+ * /dev/null. Like fuzz_reader, each input is tried as it is and with its
+ * checksums recomputed, so mutations reach the analysis.
+ *
+ * Stacks are symbolized by a stand-in resolver that returns hostile names
+ * (quotes, backslashes, control bytes, invalid UTF-8, very long names): the
+ * real symbolizer would open the ELF files the fuzzed module records name,
+ * which is the symbolizer's own test's business (tests/analysis), not a
+ * property of the trace bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_input.h"
+#include "report/report.h"
+
+static char long_name[3000];
+
+static size_t hostile(void *ctx, uint64_t ip, struct tlm_frame *out, size_t max)
+{
+	(void)ctx;
+	static const char *const fn[] = {
+		"main", "a\"quote", "back\\slash", "ctl\x01\x1f\x7f", "bad utf8 \xff\xfe\xc0\x80", "tab\tnew\nline",
+		"", "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(...)", long_name,
+	};
+	size_t n = max < 3 ? max : (size_t)(ip % 3) + 1;
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].ip = ip;
+		out[i].kind = (ip >> 4) & 1 ? TLM_FRAME_PYTHON : TLM_FRAME_NATIVE;
+		out[i].function = (ip >> 5) % 11 == 0 ? NULL : fn[(ip + i) % (sizeof fn / sizeof fn[0])];
+		out[i].file = (ip >> 6) & 1 ? fn[(ip >> 7) % (sizeof fn / sizeof fn[0])] : NULL;
+		out[i].line = (int)(ip & 0xffff) - 100;
+		out[i].module = (ip >> 8) & 1 ? "/lib/x86_64-linux-gnu/libc.so.6" : NULL;
+		out[i].module_offset = ip >> 3;
+		out[i].inlined = i + 1 < n;
+		out[i].stale = (ip >> 9) & 1;
+	}
+	return n;
+}
+
+static void report_all(const uint8_t *data, size_t size)
+{
+	static FILE *null;
+	if (!null && !(null = fopen("/dev/null", "w")))
+		abort();
+	char err[256];
+	memset(err, 0, sizeof err);
+	struct tlm_report *r = tlm_report_build(fuzz_as_file(data, size), err, sizeof err);
+	if (!r) {
+		if (!err[0] || strchr(err, '\n'))
+			__builtin_trap(); /* refused without a one-line reason */
+		return;
+	}
+	tlm_report_set_resolver(r, hostile, NULL);
+	tlm_report_text(r, null);
+	tlm_report_summary(r, null);
+	tlm_report_json(r, null);
+	fflush(null);
+	tlm_report_free(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!long_name[0])
+		memset(long_name, 'x', sizeof long_name - 1);
+	report_all(data, size);
+	uint8_t *copy = malloc(size ? size : 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	if (fuzz_fix_crcs(copy, size))
+		report_all(copy, size);
+	free(copy);
+	return 0;
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Regenerates the seed corpus of the trace-reader fuzzers (tests/fuzz/corpus/
+# reader/) from real recordings: the end-to-end workload of tests/shim runs a
+# few scenarios under libtlm.so on the simulated driver, compressed and not.
+#   sh tests/fuzz/gen_corpus.sh BUILD_DIR
+# BUILD_DIR is a normal (unsanitized) build. Seeds are named after what made
+# them; each is kept under 64 KiB (larger ones are cut at a chunk boundary
+# so the fuzzer still sees a clean start, and also saved whole-but-cut in the
+# middle of a chunk as a truncation seed).
+set -eu
+b=${1:?usage: gen_corpus.sh BUILD_DIR}
+b=$(cd "$b" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+out=$here/corpus/reader
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+rm -f "$out"/*
+run() { # NAME COMPRESS ARGS...
+	name=$1 z=$2
+	shift 2
+	d=$tmp/$name-z$z
+	mkdir -p "$d"
+	env LD_PRELOAD="$b/src/shim/libtlm.so" LD_LIBRARY_PATH="$b/src/sim" \
+		TLM_OUTPUT="$d/t-%p.trace" TLM_SUMMARY=0 TLM_COMPRESS="$z" TLM_STACK_DEPTH=8 \
+		TLM_DRAIN_MS="${DRAIN:-20}" "$b/tests/shim/workload" "$@" 2>/dev/null || true
+	i=0
+	for f in "$d"/t-*; do
+		[ -f "$f" ] || continue
+		size=$(wc -c <"$f")
+		if [ "$size" -le 65536 ]; then
+			cp "$f" "$out/$name-z$z-$i.trace"
+		else
+			# keep the first 64 KiB: a cut trace (truncated) is a seed too
+			head -c 65536 "$f" >"$out/$name-z$z-$i-cut.trace"
+		fi
+		i=$((i + 1))
+	done
+}
+for z in 0 1; do
+	run runtime "$z" runtime
+	run driver "$z" driver
+	run threads "$z" threads 2 200
+	run kill9 "$z" kill9 50 100
+	run segv "$z" segv 5
+	run fork "$z" fork
+	run dlsym "$z" dlsym
+	run procaddr "$z" procaddr
+	# many small chunks (a drain every 2 ms), cut at 64 KiB
+	DRAIN=2 run threads-many "$z" threads 4 3000
+done
+# a few hand-made edge cases
+printf 'TLMTRACE' >"$out/magic-only.trace"
+: >"$out/empty.trace"
+ls -l "$out" | awk '{s += $5} END {print "tlm: corpus", NR - 1, "files,", s, "bytes"}'
