@@ -10,7 +10,8 @@
 #include "analysis/sym_object.h"
 #include "analysis/sym_scopes.h"
 
-/* Inline nesting deeper than this is cut at the outer end. */
+/* Inline nesting deeper than this is cut at the inner end (never seen:
+ * compilers stop inlining long before). */
 #define MAX_CHAIN 64
 
 struct tlm__symobj {

@@ -160,6 +160,43 @@ static void test_pie_inline(void **state)
 	tlm_sym_free(s);
 }
 
+/* A non-PIE executable (ET_EXEC): load bias 0, file addresses as they are.
+ * It runs as a child, which prints its return address and module record. */
+static void test_non_pie(void **state)
+{
+	(void)state;
+	const char *exe = getenv("TLM_TEST_SYMFIX_NOPIE");
+	assert_non_null(exe);
+	FILE *p = popen(exe, "r");
+	assert_non_null(p);
+	struct tlm_rec_module *m = calloc(1, sizeof *m);
+	assert_non_null(m);
+	unsigned long long ip, base, a, b;
+	int inner, outer;
+	unsigned nseg;
+	assert_int_equal(fscanf(p, "%llu %d %d %llu %u", &ip, &inner, &outer, &base, &nseg), 5);
+	assert_true(nseg >= 1 && nseg <= TLM_MAX_SEGMENTS);
+	for (unsigned i = 0; i < nseg; i++) {
+		assert_int_equal(fscanf(p, "%llu %llu", &a, &b), 2);
+		m->seg[i].start = a;
+		m->seg[i].end = b;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(base, 0);
+	m->id = 1;
+	m->nseg = nseg;
+	snprintf(m->path, sizeof m->path, "%s", exe);
+	struct tlm_symbolizer *s = tlm_sym_new();
+	tlm_sym_module(s, m);
+	struct tlm_frame f[8];
+	assert_int_equal(tlm_sym_resolve(s, ip, f, 8), 2);
+	expect_frame(&f[0], "fix_exe_inner", "fix_exe.c", inner, true);
+	expect_frame(&f[1], "fix_exe_outer", "fix_exe.c", outer, false);
+	assert_int_equal(f[1].module_offset, ip);
+	tlm_sym_free(s);
+	free(m);
+}
+
 static void call_cxx(fix_cb cb)
 {
 	assert_int_equal(fix_cxx_call(cb), 3);
@@ -550,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_shared_inline_nested),
 		cmocka_unit_test(test_pie_direct),
 		cmocka_unit_test(test_pie_inline),
+		cmocka_unit_test(test_non_pie),
 		cmocka_unit_test(test_cxx_demangled),
 		cmocka_unit_test(test_libc_debuginfo_by_build_id),
 		cmocka_unit_test(test_cached),
