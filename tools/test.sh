@@ -8,8 +8,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 setup() { # DIR ARGS...
 	d=$1
 	shift
-	[ -f "$d/build.ninja" ] || meson setup "$d" "$@" >/dev/null
-	ninja -C "$d" -j "$jobs" >/dev/null
+	[ -f "$d/build.ninja" ] || meson setup "$d" "$@" > "$d.setup.log" 2>&1 || { cat "$d.setup.log"; return 1; }
+	# quiet when it builds, the whole log when it does not
+	ninja -C "$d" -j "$jobs" > "$d.build.log" 2>&1 || { tail -60 "$d.build.log"; return 1; }
 }
 status=0
 setup build
