@@ -59,6 +59,8 @@ enum tlm_api {
 /* Event flags. */
 #define TLM_EVF_PTSZ 0x1u      /* per-thread default stream flavour of the call */
 #define TLM_EVF_RUNTIME 0x2u   /* recorded at the runtime (cudart) layer */
+#define TLM_EVF_CUPTI 0x4u     /* seen only through CUPTI's callbacks: the call bypassed every
+                                * interposed entry point (docs/cupti.md) */
 
 struct tlm_event {
 	uint64_t time_ns;     /* CLOCK_MONOTONIC, see the header's clock pair */

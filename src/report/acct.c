@@ -35,12 +35,16 @@ struct tlm__acct *tlm__acct_get(struct tlm__accts *s, int device, int mkind)
 	memset(a, 0, sizeof *a);
 	a->device = (int16_t)device;
 	a->mkind = (uint8_t)mkind;
+	if (s->n < TLM__SERIES_ACCTS)
+		a->ts = calloc(1, sizeof *a->ts); /* NULL: no series, nothing else lost */
 	s->last = s->n++;
 	return a;
 }
 
 void tlm__accts_fini(struct tlm__accts *s)
 {
+	for (size_t i = 0; i < s->n; i++)
+		tlm__series_free(s->a[i].ts);
 	free(s->a);
 	memset(s, 0, sizeof *s);
 }
@@ -77,6 +81,7 @@ static void at_peaks(struct tlm__acct *a, uint64_t t)
 	if (a->reserved > a->peak_reserved) {
 		a->peak_reserved = a->reserved;
 		a->peak_reserved_t = t;
+		a->peak_reserved_ev = a->ev;
 		a->frag_at_peak = tlm__acct_frag(a);
 		a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
 	}
@@ -84,6 +89,8 @@ static void at_peaks(struct tlm__acct *a, uint64_t t)
 		a->peak_allocated = a->allocated;
 		a->peak_allocated_t = t;
 	}
+	if (a->ts)
+		tlm__series_add(a->ts, t, a->reserved, a->allocated);
 }
 
 void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t)

@@ -139,6 +139,8 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->exe);
 	free(r->path);
 	free(r->truncation);
+	for (size_t i = 0; i < r->ndevices; i++)
+		free(r->devices[i].points);
 	free(r->devices);
 	free(r->live);
 	free(r->leaks);

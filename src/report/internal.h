@@ -90,6 +90,35 @@ int tlm__stacks_add(struct tlm__stacks *s, uint32_t id, const uint64_t *ip, uint
 /* Return addresses of a stack (innermost first), NULL when unknown. */
 const uint64_t *tlm__stacks_get(const struct tlm__stacks *s, uint32_t id, uint32_t *depth);
 
+/* ---- memory over time: bounded, downsampled --------------------------- */
+
+/* The run is cut into at most TLM__SERIES_BUCKETS buckets of equal width
+ * (doubled, and neighbours merged, whenever a change falls past the last
+ * one). A bucket keeps its first and last change times, the highest values
+ * and the last values, so a peak is never lost and a bucket with one change
+ * is exact. Memory: at most TLM__SERIES_BUCKETS buckets per (device, kind),
+ * for at most TLM__SERIES_ACCTS of them. */
+#define TLM__SERIES_BUCKETS 1000
+#define TLM__SERIES_ACCTS 256
+
+struct tlm__bucket {
+	uint64_t t_first, t_last;
+	uint64_t max_res, max_alloc, last_res, last_alloc;
+	uint64_t n;                 /* changes; 0 = empty */
+};
+
+struct tlm__series {
+	uint64_t origin, width;     /* bucket i covers origin + [i*width, (i+1)*width) */
+	bool started;
+	size_t nb, cap;             /* buckets used (last non-empty + 1), allocated */
+	struct tlm__bucket *b;
+};
+
+void tlm__series_add(struct tlm__series *s, uint64_t t, uint64_t reserved, uint64_t allocated);
+void tlm__series_free(struct tlm__series *s);
+/* The points of a series, times relative to start (malloc'd; NULL, 0 when empty). */
+int tlm__series_points(const struct tlm__series *s, uint64_t start, struct tlm_report_point **out, size_t *n);
+
 /* ---- two-layer accounting per (device, memory kind) --------------------- */
 
 struct tlm__acct {
@@ -106,6 +135,9 @@ struct tlm__acct {
 	uint64_t allocs, frees;
 	/* snapshot at the end of the run */
 	uint64_t end_reserved, end_live_bytes, end_live_count;
+	uint64_t ev;                /* ordinal of the event being accounted (set by the replay) */
+	uint64_t peak_reserved_ev;  /* ev when peak_reserved was first reached */
+	struct tlm__series *ts;     /* memory over time; NULL past TLM__SERIES_ACCTS or on ENOMEM */
 };
 
 struct tlm__accts {

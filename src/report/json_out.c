@@ -58,7 +58,7 @@ void tlm__json_key(struct tlm__json *j, const char *key)
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid; *bad
  * gets the length of the maximal invalid subpart to replace by one U+FFFD. */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
+size_t tlm__utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 {
 	unsigned c = s[0];
 	size_t need;
@@ -99,7 +99,7 @@ void tlm__json_escape(FILE *f, const char *str, size_t n)
 	while (i < n) {
 		unsigned c = s[i];
 		if (c >= 0x80) {
-			size_t bad = 1, k = utf8_seq(s + i, n - i, &bad);
+			size_t bad = 1, k = tlm__utf8_seq(s + i, n - i, &bad);
 			if (!k) {
 				fputs("\\ufffd", f);
 				i += bad;

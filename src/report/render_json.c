@@ -34,6 +34,15 @@ static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
 		tlm__json_str(j, f[i].module);
 		tlm__json_key(j, "ip");
 		tlm__json_str(j, ip);
+		/* where in its module: what matches across runs when the frame has no
+		 * symbols (load addresses differ from run to run) */
+		tlm__json_key(j, "offset");
+		if (f[i].module) {
+			snprintf(ip, sizeof ip, "0x%" PRIx64, f[i].module_offset);
+			tlm__json_str(j, ip);
+		} else {
+			tlm__json_null(j);
+		}
 		tlm__json_key(j, "inlined");
 		tlm__json_bool(j, f[i].inlined);
 		tlm__json_key(j, "stale");

@@ -70,6 +70,8 @@ static struct tlm__acct *acct(struct tlm__replay *rp, int device, int mkind)
 	struct tlm__acct *a = tlm__acct_get(&rp->accts, device, mkind);
 	if (!a)
 		rp->oom_error = ENOMEM;
+	else
+		a->ev = rp->rep->events;
 	return a;
 }
 
@@ -326,6 +328,9 @@ int tlm__replay_finish(struct tlm__replay *rp)
 		d->ext_frag_at_peak = a->ext_frag_at_peak;
 		d->allocs = a->allocs;
 		d->frees = a->frees;
+		d->peak_reserved_event = a->peak_reserved_ev;
+		if (a->ts && tlm__series_points(a->ts, rp->start, &d->points, &d->npoints))
+			return -1;
 	}
 	qsort(rep->devices, rep->ndevices, sizeof *rep->devices, by_dev_kind);
 

@@ -39,6 +39,13 @@ enum tlm_report_exit { TLM_REPORT_CLEAN = 0, TLM_REPORT_SIGNAL = 1, TLM_REPORT_T
 
 enum tlm_oom_verdict { TLM_OOM_EXHAUSTION = 0, TLM_OOM_FRAGMENTATION = 1 };
 
+/* One point of a device's memory over time (export.h explains the
+ * downsampling): the bytes reserved and allocated from t_ns on. */
+struct tlm_report_point {
+	int64_t t_ns;
+	uint64_t reserved, allocated;
+};
+
 /* One (device, memory kind): device -1 is host memory (pinned). */
 struct tlm_report_device {
 	int device;
@@ -54,6 +61,9 @@ struct tlm_report_device {
 	bool ext_known;                  /* blocks inside reserved memory are known (allocator tap) */
 	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved; valid if ext_known */
 	uint64_t allocs, frees;          /* successful driver-layer operations */
+	uint64_t peak_reserved_event;    /* ordinal (1-based) of the event that first reached the peak */
+	size_t npoints;                  /* memory over time, <= TLM_REPORT_MAX_POINTS, time order */
+	struct tlm_report_point *points; /* NULL when not kept (see export.h) */
 };
 
 /* A group of allocations sharing (device, allocation stack[, size]). */
@@ -127,6 +137,7 @@ struct tlm_report {
 };
 
 #define TLM_REPORT_MAX_OOMS 1000
+#define TLM_REPORT_MAX_POINTS 2000 /* per (device, kind): 1000 buckets, 2 points each */
 
 /* Streams the trace at path. NULL when it cannot be opened (err gets one
  * line); otherwise a report of everything that could be read, with any

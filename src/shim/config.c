@@ -80,6 +80,25 @@ void tlm__config_load(void)
 	parse_bool("TLM_SIGNALS", &c.signals);
 	parse_bool("TLM_DISABLE", &c.disabled);
 	parse_bool("TLM_SUMMARY", &c.summary);
+	const char *cm = getenv("TLM_CUPTI");
+	if (cm && *cm) {
+		if (!strcmp(cm, "auto"))
+			c.cupti = TLM__CUPTI_AUTO;
+		else if (!strcmp(cm, "on") || !strcmp(cm, "1") || !strcmp(cm, "yes") || !strcmp(cm, "true"))
+			c.cupti = TLM__CUPTI_ON;
+		else if (!strcmp(cm, "off") || !strcmp(cm, "0") || !strcmp(cm, "no") || !strcmp(cm, "false"))
+			c.cupti = TLM__CUPTI_OFF;
+		else
+			tlm__log("TLM_CUPTI: bad value '%s' (expected auto, on or off); using auto", cm);
+	}
+	const char *cl = getenv("TLM_CUPTI_LIBRARY");
+	if (cl && *cl) {
+		if (strlen(cl) >= sizeof c.cupti_library)
+			tlm__log("TLM_CUPTI_LIBRARY: bad value (longer than %zu bytes); searching as usual",
+				 sizeof c.cupti_library - 1);
+		else
+			strcpy(c.cupti_library, cl);
+	}
 	/* setuid/setgid: never write files on behalf of a privileged program */
 	if (getauxval(AT_SECURE))
 		c.disabled = true;

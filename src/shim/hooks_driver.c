@@ -20,7 +20,7 @@ enum {
 	I_cuMemAllocManaged, I_cuMemAllocHost_v2, I_cuMemHostAlloc, I_cuMemFreeHost, I_cuMemCreate,
 	I_cuMemRelease, I_cuMemMap, I_cuMemUnmap, I_cuMemAddressReserve, I_cuMemAddressFree, I_cuMemPoolCreate,
 	I_cuMemPoolDestroy, I_cuMemPoolTrimTo, I_cuGetProcAddress, I_cuGetProcAddress_v2,
-	I_cuGetProcAddress_v2_ptsz, I_COUNT
+	I_cuGetProcAddress_v2_ptsz, I_cuInit, I_COUNT
 };
 
 /* -------- plain device allocations -------- */
@@ -380,6 +380,20 @@ TLM__SLOTS(I_cuGetProcAddress_v2_ptsz, cuGetProcAddress_v2_ptsz, CUresult,
 	   (const char *sym, void **pfn, int ver, cuuint64_t fl, CUdriverProcAddressQueryResult *st), sym, pfn, ver,
 	   fl, st)
 
+/* -------- cuInit: CUPTI is set up once CUDA is initialised -------- */
+
+typedef CUresult (*init_fn)(unsigned);
+static CUresult do_cuInit(void *rp, unsigned fl)
+{
+	if (!rp)
+		return NOT_LOADED;
+	CUresult r = ((init_fn)rp)(fl);
+	if (r == CUDA_SUCCESS)
+		tlm__cupti_after_init();
+	return r;
+}
+TLM__SLOTS(I_cuInit, cuInit, CUresult, (unsigned fl), fl)
+
 /* -------- the table -------- */
 
 #define F(n, b, v, p) [I_##n] = {.name = #n, .base = b, .minver = v, .ptsz = p, .wrapper = TLM__SLOT_PTRS(n)}
@@ -410,6 +424,7 @@ struct tlm__drv_fn tlm__drv[] = {
 	F(cuGetProcAddress, "", 11030, false),
 	F(cuGetProcAddress_v2, "", 12000, false),
 	F(cuGetProcAddress_v2_ptsz, "", 12000, true),
+	F(cuInit, "cuInit", 2000, false),
 };
 const unsigned tlm__ndrv = I_COUNT;
 _Static_assert(sizeof tlm__drv / sizeof tlm__drv[0] == I_COUNT, "table complete");

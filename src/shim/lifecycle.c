@@ -31,6 +31,11 @@ static void load_config_once(void)
 	}
 }
 
+void tlm__config_ensure(void)
+{
+	load_config_once();
+}
+
 bool tlm__start_slow(void)
 {
 	int expect = TLM__UNINIT;

@@ -40,7 +40,10 @@ struct tlm__config {
 	unsigned writer_delay_ms; /* TLM_DEBUG_WRITER_DELAY_MS: tests fill rings with it */
 	bool verify_stacks;    /* TLM_DEBUG_STACK_VERIFY: check every cached stack */
 	bool summary;          /* TLM_SUMMARY: end-of-run report on stderr */
+	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */
+	char cupti_library[4096]; /* TLM_CUPTI_LIBRARY: this libcupti, no search */
 };
+enum tlm__cupti_mode { TLM__CUPTI_AUTO = 0, TLM__CUPTI_ON = 1, TLM__CUPTI_OFF = 2 };
 extern struct tlm__config tlm__cfg TLM_HIDDEN;
 void tlm__config_load(void) TLM_HIDDEN;
 
@@ -64,6 +67,7 @@ enum tlm__state {
 };
 extern _Atomic int tlm__state TLM_HIDDEN;
 bool tlm__start_slow(void) TLM_HIDDEN;
+void tlm__config_ensure(void) TLM_HIDDEN; /* config read (the constructor may not have run yet) */
 static inline bool tlm__recording(void)
 {
 	int s = atomic_load_explicit(&tlm__state, memory_order_acquire);
@@ -152,6 +156,10 @@ void tlm__summary(const char *trace) TLM_HIDDEN; /* summary.c: end-of-run report
 /* ---- stacks (stack.c) ---- */
 void tlm__stack_init(void) TLM_HIDDEN;
 bool tlm__in_self(uint64_t ip) TLM_HIDDEN;
+
+/* ---- CUPTI, the second source (cupti.c) ---- */
+/* After a successful cuInit: sets CUPTI up once (cheap afterwards). */
+void tlm__cupti_after_init(void) TLM_HIDDEN;
 
 /* ---- real functions (procaddr.c) ---- */
 extern void *(*tlm__real_dlsym)(void *, const char *) TLM_HIDDEN;

@@ -19,6 +19,7 @@
 struct stats {
 	uint64_t allocs[NROW], frees[NROW], failed[NROW], bytes[NROW];
 	uint64_t pool_create, pool_destroy, pool_trim, other_ops;
+	uint64_t interposed, cupti_only, cupti_api[256]; /* sources: TLM_EVF_CUPTI or not */
 	uint64_t events, threads, stacks, modules, unloads;
 	uint64_t last_time;
 	int have_time, have_end, have_signal;
@@ -33,6 +34,12 @@ static void count(struct stats *s, const struct tlm_record *rec)
 		const struct tlm_event *e = &rec->u.ev;
 		unsigned k = e->kind < TLM_KIND_COUNT ? e->kind : TLM_KIND_COUNT;
 		s->events++;
+		if (e->flags & TLM_EVF_CUPTI) {
+			s->cupti_only++;
+			s->cupti_api[e->api & 0xff]++;
+		} else {
+			s->interposed++;
+		}
 		if (!s->have_time || e->time_ns > s->last_time)
 			s->last_time = e->time_ns;
 		s->have_time = 1;
@@ -171,6 +178,29 @@ static void print_state(struct tlm_reader *r, const struct stats *s)
 	}
 }
 
+/* Coverage: events per source, and the calls only CUPTI saw (most first,
+ * then in API order), see docs/cupti.md. */
+static void print_sources(const struct stats *s)
+{
+	printf("sources:      interposition %" PRIu64 ", CUPTI only %" PRIu64, s->interposed, s->cupti_only);
+	if (s->cupti_only) {
+		unsigned order[256], n = 0;
+		for (unsigned a = 0; a < 256; a++)
+			if (s->cupti_api[a]) {
+				unsigned k = n++;
+				while (k > 0 && s->cupti_api[order[k - 1]] < s->cupti_api[a]) {
+					order[k] = order[k - 1];
+					k--;
+				}
+				order[k] = a;
+			}
+		for (unsigned i = 0; i < n; i++)
+			printf("%s%s x%" PRIu64, i ? ", " : " (", tlm_api_name(order[i]), s->cupti_api[order[i]]);
+		putchar(')');
+	}
+	putchar('\n');
+}
+
 static void print_counts(struct tlm_reader *r, const struct stats *s)
 {
 	if (s->have_end && s->end.events != s->events)
@@ -184,6 +214,8 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 		printf("modules:      %" PRIu64 " (%" PRIu64 " unloaded)\n", s->modules, s->unloads);
 	else
 		printf("modules:      %" PRIu64 "\n", s->modules);
+
+	print_sources(s);
 
 	printf("\n%-12s %10s %10s %8s %20s\n", "kind", "allocs", "frees", "failed", "bytes allocated");
 	for (unsigned k = 0; k < NROW; k++) {
@@ -209,6 +241,12 @@ int tlm_cmd_info(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
 			path = argv[++i];
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs("usage: tlm info TRACE\n\nWhat a trace holds: its header, record and event counts, how the "
+			      "run ended,\nand every damaged region.\n\noptions:\n  -h, --help    show this help\n\n"
+			      "exit: 0 the trace is readable, 2 it cannot be opened or is damaged, 64 bad usage\n",
+			      stdout);
+			return TLM_EXIT_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "tlm info: unknown option '%s'\nusage: tlm info TRACE\n", argv[i]);
 			return TLM_EXIT_USAGE;

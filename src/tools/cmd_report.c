@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_report.c - `tlm report [--format text|json] [--summary] [-o FILE] TRACE`:
- * streams a trace through src/report and prints the full report (text or
- * JSON) or the short summary. docs/report.md is the user guide.
+ * cmd_report.c - `tlm report [--format text|json|html|chrome|collapsed]
+ * [--metric live|peak] [--summary] [-o FILE] TRACE`: streams a trace through
+ * src/report and prints the full report (text or JSON), the short summary,
+ * or an export (src/report/export.h). docs/report.md is the user guide,
+ * docs/exports.md describes the exports.
  *
  * Exit codes: 0 ok, including truncated or signal-ended traces (they get a
  * one-line note); 2 when the trace cannot be opened or has integrity errors
@@ -15,9 +17,30 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "report/export.h"
 #include "report/report.h"
 
-#define USAGE "usage: tlm report [--format text|json] [--summary] [-o FILE] TRACE\n"
+#define USAGE                                                                                      \
+	"usage: tlm report [--format text|json|html|chrome|collapsed] [--metric live|peak] [--summary]\n" \
+	"                  [-o FILE] TRACE\n"
+
+static const char help[] =
+	USAGE
+	"\n"
+	"The memory report of a trace: peaks, live at end, leaks, OOMs, churn.\n"
+	"\n"
+	"options:\n"
+	"  -f, --format FORMAT   text (default, <= 100 columns), json (schema tlm-report/1),\n"
+	"                        html (one self-contained page), chrome (trace-event JSON\n"
+	"                        for Perfetto), collapsed (folded stacks for flame graphs)\n"
+	"  --metric live|peak    collapsed only: bytes live at the end (default) or at the peak\n"
+	"  --summary             the short end-of-run report (<= 25 lines; text only)\n"
+	"  -o, --output FILE     write to FILE instead of stdout\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"exit: 0 ok, 2 the trace cannot be read or is damaged, 64 bad usage\n";
+
+static const char *const formats[] = {"text", "json", "html", "chrome", "collapsed"};
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -30,7 +53,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 int tlm_cmd_report(int argc, char **argv)
 {
-	const char *path = NULL, *out = NULL, *format = "text";
+	const char *path = NULL, *out = NULL, *format = "text", *metric = NULL;
 	bool summary = false, dashdash = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -38,11 +61,17 @@ int tlm_cmd_report(int argc, char **argv)
 			dashdash = true;
 		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {
 			if (++i >= argc)
-				return usage_error("%s needs a value (text or json)", a);
+				return usage_error("%s needs a value (text, json, html, chrome or collapsed)", a);
 			format = argv[i];
 		} else if (!dashdash && !strncmp(a, "--format=", 9)) {
 			format = a + 9;
-		} else if (!dashdash && !strcmp(a, "-o")) {
+		} else if (!dashdash && !strcmp(a, "--metric")) {
+			if (++i >= argc)
+				return usage_error("%s needs a value (live or peak)", a);
+			metric = argv[i];
+		} else if (!dashdash && !strncmp(a, "--metric=", 9)) {
+			metric = a + 9;
+		} else if (!dashdash && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
 			if (++i >= argc)
 				return usage_error("%s needs a file name", a);
 			out = argv[i];
@@ -51,7 +80,7 @@ int tlm_cmd_report(int argc, char **argv)
 		} else if (!dashdash && !strcmp(a, "--summary")) {
 			summary = true;
 		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
-			fputs(USAGE, stdout);
+			fputs(help, stdout);
 			return TLM_EXIT_OK;
 		} else if (!dashdash && a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
@@ -61,12 +90,19 @@ int tlm_cmd_report(int argc, char **argv)
 			return usage_error("too many arguments ('%s')", a);
 		}
 	}
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return usage_error("unknown format '%s' (text or json)", format);
+	bool known = false;
+	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+		known |= !strcmp(format, formats[i]);
+	if (!known)
+		return usage_error("unknown format '%s' (text, json, html, chrome or collapsed)", format);
 	if (!path)
 		return usage_error("%s", "missing TRACE");
-	if (summary && !strcmp(format, "json"))
+	if (summary && strcmp(format, "text"))
 		return usage_error("%s", "--summary is text only");
+	if (metric && strcmp(format, "collapsed"))
+		return usage_error("%s", "--metric is for --format collapsed");
+	if (metric && strcmp(metric, "live") && strcmp(metric, "peak"))
+		return usage_error("unknown metric '%s' (live or peak)", metric);
 
 	char err[256];
 	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
@@ -81,16 +117,24 @@ int tlm_cmd_report(int argc, char **argv)
 		return TLM_EXIT_DAMAGED;
 	}
 	int rc;
+	char why[256] = "write error";
 	if (summary)
 		rc = tlm_report_summary(r, f);
 	else if (!strcmp(format, "json"))
 		rc = tlm_report_json(r, f);
+	else if (!strcmp(format, "html"))
+		rc = tlm_report_html(r, f, why, sizeof why);
+	else if (!strcmp(format, "chrome"))
+		rc = tlm_report_chrome(r, f);
+	else if (!strcmp(format, "collapsed"))
+		rc = tlm_report_collapsed(r, f, metric && !strcmp(metric, "peak") ? TLM_COLLAPSED_PEAK : TLM_COLLAPSED_LIVE,
+					  why, sizeof why);
 	else
 		rc = tlm_report_text(r, f);
 	if (f != stdout ? fclose(f) : fflush(f))
 		rc = -1;
 	if (rc)
-		fprintf(stderr, "tlm report: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
+		fprintf(stderr, "tlm report: %s: %s\n", out && strcmp(out, "-") ? out : "stdout", why);
 	/* JSON and files carry the state in their content; on a terminal the
 	 * text already has its note. */
 	if (r->nerrors)

@@ -22,11 +22,26 @@
 
 #include "cmds.h"
 
+#define RUN_USAGE "usage: tlm run [--output PATH] [--no-summary] -- CMD [ARGS...]\n"
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: tlm run [--output PATH] [--no-summary] -- CMD [ARGS...]\n");
+	fputs(RUN_USAGE, stderr);
 	return TLM_EXIT_USAGE;
 }
+
+static const char run_help[] =
+	RUN_USAGE
+	"\n"
+	"Runs CMD with libtlm.so preloaded, then prints the end-of-run report of its\n"
+	"trace on stderr. The exit status is CMD's (128 + N when signal N ended it).\n"
+	"\n"
+	"options:\n"
+	"  -o, --output PATH    where the trace goes (sets TLM_OUTPUT; %p, %h, %r, %%)\n"
+	"  --no-summary         do not print the end-of-run report\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"libtlm.so is $TLM_LIBRARY, else the one next to tlm (build tree or install prefix).\n";
 
 static int is_file(const char *p)
 {
@@ -86,6 +101,9 @@ int tlm_cmd_run(int argc, char **argv)
 			output = argv[i] + 9;
 		} else if (!strcmp(argv[i], "--no-summary")) {
 			summary = 0;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(run_help, stdout);
+			return TLM_EXIT_OK;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "tlm run: unknown option '%s'\n", argv[i]);
 			return usage();

@@ -10,11 +10,13 @@
 #define TLM_TOOLS_CMDS_H
 
 #define TLM_EXIT_OK 0       /* did its job (info: the trace is readable) */
+#define TLM_EXIT_GATE 1     /* diff: --fail-on-growth was exceeded */
 #define TLM_EXIT_DAMAGED 2  /* unreadable input or integrity errors */
 #define TLM_EXIT_USAGE 64   /* bad usage (EX_USAGE) */
 
 int tlm_cmd_info(int argc, char **argv);
 int tlm_cmd_report(int argc, char **argv);
 int tlm_cmd_run(int argc, char **argv);
+int tlm_cmd_diff(int argc, char **argv);
 
 #endif

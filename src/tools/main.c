@@ -15,30 +15,42 @@ struct cmd {
 
 static int cmd_help(int argc, char **argv);
 
-/* One row per subcommand; `report`, `run`, `diff` slot in here. */
+/* One row per subcommand. man/tlm.1 documents each; `tlm CMD --help` prints
+ * its options (tests/export/check_man.sh keeps the two in step). */
 static const struct cmd cmds[] = {
 	{"info", tlm_cmd_info, "TRACE", "summarise a trace: header, counts, state, damage"},
-	{"report", tlm_cmd_report, "TRACE", "memory report: peaks, live at end, leaks, OOMs, churn"},
-	{"run", tlm_cmd_run, "-- CMD [ARGS]", "run CMD under libtlm.so, then print its end-of-run report"},
-	{"help", cmd_help, "", "show this help"},
+	{"report", tlm_cmd_report, "[OPTIONS] TRACE", "memory report (text, json, html, chrome, collapsed)"},
+	{"run", tlm_cmd_run, "[OPTIONS] -- CMD [ARGS]", "run CMD under libtlm.so, then print its report"},
+	{"diff", tlm_cmd_diff, "[OPTIONS] BASE NEW", "compare two runs site by site; a CI gate on leak growth"},
+	{"help", cmd_help, "[COMMAND]", "show this help, or a command's"},
 };
 
 #define NCMDS (sizeof cmds / sizeof cmds[0])
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tlm [--version] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(f, "usage: tlm [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < NCMDS; i++) {
 		char lhs[64];
 		snprintf(lhs, sizeof lhs, "%s %s", cmds[i].name, cmds[i].args);
-		fprintf(f, "  %-22s %s\n", lhs, cmds[i].summary);
+		fprintf(f, "  %-29s %s\n", lhs, cmds[i].summary);
 	}
+	fprintf(f, "\noptions:\n  -h, --help       show this help\n  -V, --version    print the version\n"
+		   "\n`tlm COMMAND --help` shows a command's options; man tlm, man libtlm.\n");
 }
 
 static int cmd_help(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (argc > 1 && strcmp(argv[1], "--help") && strcmp(argv[1], "-h")) {
+		for (size_t i = 0; i < NCMDS; i++)
+			if (!strcmp(argv[1], cmds[i].name) && cmds[i].run != cmd_help) {
+				char *sub[] = {argv[1], "--help", NULL};
+				return cmds[i].run(2, sub);
+			}
+		fprintf(stderr, "tlm help: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return TLM_EXIT_USAGE;
+	}
 	usage(stdout);
 	return TLM_EXIT_OK;
 }

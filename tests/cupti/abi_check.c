@@ -2,8 +2,8 @@
 /*
  * abi_check.c - src/common/cupti_abi.h against the toolkit's own CUPTI
  * headers: every constant, struct size and field offset tlm relies on.
- * Compiled (never run) only when meson found cupti.h: a mismatch fails the
- * build. Keep it in step with cupti_abi.h (one line per field).
+ * Built only when meson found cupti.h: a mismatch fails the build (the test
+ * itself only runs the result). Keep it in step with cupti_abi.h (one line per field).
  */
 #include <stddef.h>
 
@@ -228,8 +228,8 @@ FIELD(struct tlm_cupti_extent, struct cudaExtent, width);
 FIELD(struct tlm_cupti_extent, struct cudaExtent, height);
 FIELD(struct tlm_cupti_extent, struct cudaExtent, depth);
 
-int tlm_cupti_abi_checked(void); /* a translation unit must define something */
-int tlm_cupti_abi_checked(void)
+/* Everything above is checked while compiling; running it proves it built. */
+int main(void)
 {
-	return 1;
+	return 0;
 }

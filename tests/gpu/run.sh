@@ -1,32 +1,73 @@
 #!/bin/sh
 # The GPU check, on a machine with an NVIDIA GPU (one call, well under 10
-# minutes): every interception path on the real driver, then a PyTorch
-# training loop whose peak reserved memory tlm must report to the byte.
-# Prints PASS/FAIL lines; output files go to $OUT (or /tmp/tlm-gpu).
+# minutes): every interception path on the real driver, a PyTorch training
+# loop whose peak reserved memory tlm must report to the byte, an NCCL
+# communicator's set-up, and the two sources compared: each program is
+# recorded by interposition with CUPTI attached (TLM_CUPTI=on: the "sources"
+# line of tlm info names any call only CUPTI saw) and by CUPTI alone
+# (CUDA_INJECTION64_PATH=libtlm.so, no preload), and both must hold the same
+# operations. Prints PASS/FAIL lines; output files go to $OUT (or /tmp/tlm-gpu).
 set -u
 g=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/tlm-gpu}
 mkdir -p "$out"
 tool() { LD_LIBRARY_PATH="$g/toollib" "$@"; }
 pre="$g/lib/libtlm.so"
+lib="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TLM_SUMMARY=0
 nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"
 status=0
+# run NAME MODE CMD...: MODE "both" (preload, TLM_CUPTI=on) or "cupti" (injection only)
+run() {
+	name=$1 mode=$2
+	shift 2
+	rm -f "$out/$name-$mode.trace" "$out/$name-$mode.truth"
+	if [ "$mode" = both ]; then
+		LD_LIBRARY_PATH="$lib" LD_PRELOAD="$pre" TLM_CUPTI=on TLM_TEST_TRUTH="$out/$name-$mode.truth" \
+			TLM_OUTPUT="$out/$name-$mode.trace" "$@" 2>"$out/$name-$mode.err" || status=1
+	else
+		LD_LIBRARY_PATH="$lib" CUDA_INJECTION64_PATH="$pre" TLM_CUPTI=on TLM_TEST_TRUTH="$out/$name-$mode.truth" \
+			TLM_OUTPUT="$out/$name-$mode.trace" "$@" 2>"$out/$name-$mode.err" || status=1
+	fi
+	cat "$out/$name-$mode.err"
+	if grep -q "callbacks on" "$out/$name-$mode.err"; then
+		echo "PASS $name ($mode): CUPTI attached"
+	else
+		echo "FAIL $name ($mode): CUPTI did not attach"
+		status=1
+	fi
+	tool "$g/bin/tlm" info "$out/$name-$mode.trace" >"$out/$name-$mode.info" 2>&1
+}
+compare() { # NAME: the two sources saw the same operations
+	python3 "$g/compare_info.py" "$1" "$out/$1-both.info" "$out/$1-cupti.info" || status=1
+}
+
 for b in paths_static paths_shared; do
-	rm -f "$out/$b.trace"
 	echo "== $b"
-	LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" \
-		TLM_TEST_TRUTH="$out/$b.truth" TLM_OUTPUT="$out/$b.trace" "$g/bin/$b" || status=1
-	tool "$g/bin/trace_check" "$out/$b.trace" "$out/$b.truth" || status=1
-	tool "$g/bin/tlm" info "$out/$b.trace" | tail -12
+	for m in both cupti; do
+		run "$b" "$m" "$g/bin/$b"
+		# every call the program made, in order, exact addresses and sizes
+		tool "$g/bin/trace_check" "$out/$b-$m.trace" "$out/$b-$m.truth" || status=1
+	done
+	tail -12 "$out/$b-both.info"
+	compare "$b"
 done
+
+echo "== nccl"
+for m in both cupti; do
+	run nccl "$m" python3 "$g/nccl_check.py"
+done
+tail -12 "$out/nccl-both.info"
+compare nccl
+
 echo "== torch"
-rm -f "$out/torch.trace"
-LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" TLM_OUTPUT="$out/torch.trace" \
-	python3 "$g/torch_check.py" "$out/torch.json" || status=1
-tool "$g/bin/tlm" info "$out/torch.trace" | tail -12
-if tool "$g/bin/tlm" report --format json -o "$out/torch-report.json" "$out/torch.trace"; then
-	python3 - "$out/torch.json" "$out/torch-report.json" <<'PY' || status=1
+for m in both cupti; do
+	run torch "$m" python3 "$g/torch_check.py" "$out/torch-$m.json"
+done
+tail -12 "$out/torch-both.info"
+compare torch
+if tool "$g/bin/tlm" report --format json -o "$out/torch-report.json" "$out/torch-both.trace"; then
+	python3 - "$out/torch-both.json" "$out/torch-report.json" <<'PY' || status=1
 import json, sys
 t = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2]))

@@ -65,8 +65,13 @@ int e2e_run(struct run *r, const char *const *args, const char *const *env)
 		return -1;
 	char pre[1024], lib[1024], out[512], truth[512], errp[512];
 	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
-	snprintf(pre, sizeof pre, "LD_PRELOAD=%s%s%s", first && *first ? first : "", first && *first ? " " : "",
-		 need("TLM_TEST_LIBTLM"));
+	/* "TLM_TEST_NO_LIBTLM=1" among env: libtlm.so is not preloaded (it may
+	 * come in another way, e.g. CUDA_INJECTION64_PATH) */
+	int no_libtlm = 0;
+	for (size_t i = 0; env && env[i]; i++)
+		no_libtlm |= !strcmp(env[i], "TLM_TEST_NO_LIBTLM=1");
+	snprintf(pre, sizeof pre, "LD_PRELOAD=%s%s%s", first && *first ? first : "",
+		 first && *first && !no_libtlm ? " " : "", no_libtlm ? "" : need("TLM_TEST_LIBTLM"));
 	snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", need("TLM_TEST_SIMDIR"));
 	snprintf(out, sizeof out, "TLM_OUTPUT=%s/t-%%p.trace", r->dir);
 	snprintf(truth, sizeof truth, "TLM_TEST_TRUTH=%s/truth", r->dir);

@@ -42,7 +42,8 @@ static void capture(void (*f)(void))
 static void clear_env(void)
 {
 	const char *v[] = {"TLM_OUTPUT", "TLM_STACK_DEPTH", "TLM_DROP", "TLM_RING_SIZE", "TLM_DRAIN_MS",
-			   "TLM_COMPRESS", "TLM_SIGNALS", "TLM_DISABLE", "RANK", "LOCAL_RANK"};
+			   "TLM_COMPRESS", "TLM_SIGNALS", "TLM_DISABLE", "RANK", "LOCAL_RANK", "TLM_CUPTI",
+			   "TLM_CUPTI_LIBRARY"};
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
 		unsetenv(v[i]);
 }
@@ -187,12 +188,43 @@ static void test_create_safely(void **s)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* TLM_CUPTI: auto (default), on, off; a bad value is named and auto kept. */
+static void test_cupti_mode(void **s)
+{
+	(void)s;
+	static const struct {
+		const char *v;
+		int mode;
+		int complains;
+	} cases[] = {
+		{NULL, TLM__CUPTI_AUTO, 0}, {"auto", TLM__CUPTI_AUTO, 0}, {"on", TLM__CUPTI_ON, 0},
+		{"1", TLM__CUPTI_ON, 0},    {"off", TLM__CUPTI_OFF, 0},   {"0", TLM__CUPTI_OFF, 0},
+		{"maybe", TLM__CUPTI_AUTO, 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		clear_env();
+		if (cases[i].v)
+			setenv("TLM_CUPTI", cases[i].v, 1);
+		capture(tlm__config_load);
+		assert_int_equal(tlm__cfg.cupti, cases[i].mode);
+		if (cases[i].complains)
+			assert_non_null(strstr(errbuf, "TLM_CUPTI: bad value 'maybe' (expected auto, on or off); using auto\n"));
+		else
+			assert_string_equal(errbuf, "");
+	}
+	clear_env();
+	setenv("TLM_CUPTI_LIBRARY", "/opt/x/libcupti.so.13", 1);
+	capture(tlm__config_load);
+	assert_string_equal(tlm__cfg.cupti_library, "/opt/x/libcupti.so.13");
+	clear_env();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),    cmocka_unit_test(test_good_values),
 		cmocka_unit_test(test_bad_values_one_line_each), cmocka_unit_test(test_expand),
-		cmocka_unit_test(test_create_safely),
+		cmocka_unit_test(test_create_safely), cmocka_unit_test(test_cupti_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,5 +49,7 @@ int wl_driver(void);
 int wl_dlsym(void);
 int wl_procaddr(void);
 int wl_entrypoint(void);
+int wl_cupti(void);
+int wl_cupti_runtime(void);
 
 #endif

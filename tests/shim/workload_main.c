@@ -66,6 +66,10 @@ int main(int argc, char **argv)
 		rc = wl_procaddr();
 	else if (!strcmp(s, "entrypoint"))
 		rc = wl_entrypoint();
+	else if (!strcmp(s, "cupti"))
+		rc = wl_cupti();
+	else if (!strcmp(s, "cupti_runtime"))
+		rc = wl_cupti_runtime();
 	else
 		rc = wl_lifecycle(argc, argv);
 	if (wl_truth)

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diff.c - matching two sides (diff.h) and rendering the result as text (at
+ * most 100 columns) or JSON (schema tlm-diff/1, docs/diff.md).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "json_out.h"
+#include "render.h"
+
+#define TEXT_ROWS 20
+#define TEXT_FRAMES 4
+
+int64_t tlm_diff_sub(uint64_t after, uint64_t before)
+{
+	if (after >= before)
+		return after - before > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(after - before);
+	return before - after > (uint64_t)INT64_MAX ? -INT64_MAX : -(int64_t)(before - after);
+}
+
+static uint64_t mag(int64_t v)
+{
+	return v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+}
+
+static int by_delta(const void *a, const void *b)
+{
+	const struct tlm_diff_row *x = a, *y = b;
+	uint64_t mx = mag(x->delta_bytes), my = mag(y->delta_bytes);
+	if (mx != my)
+		return mx > my ? -1 : 1;
+	if (x->after_bytes != y->after_bytes)
+		return x->after_bytes > y->after_bytes ? -1 : 1;
+	if (x->before_bytes != y->before_bytes)
+		return x->before_bytes > y->before_bytes ? -1 : 1;
+	const char *kx = x->after ? x->after->key : x->before->key, *ky = y->after ? y->after->key : y->before->key;
+	return strcmp(kx, ky);
+}
+
+/* Both arrays are sorted by key: a merge. */
+static int match(const struct tlm_diff_site *b, size_t nb, const struct tlm_diff_site *a, size_t na,
+		 struct tlm_diff_row **out, size_t *n)
+{
+	struct tlm_diff_row *r = calloc(nb + na + 1, sizeof *r);
+	if (!r)
+		return -1;
+	size_t i = 0, j = 0, k = 0;
+	while (i < nb || j < na) {
+		int c = i >= nb ? 1 : j >= na ? -1 : strcmp(b[i].key, a[j].key);
+		struct tlm_diff_row *w = &r[k++];
+		if (c <= 0) {
+			w->before = &b[i++];
+			w->device = w->before->device;
+			w->before_bytes = w->before->bytes;
+			w->before_count = w->before->count;
+		}
+		if (c >= 0) {
+			w->after = &a[j++];
+			w->device = w->after->device;
+			w->after_bytes = w->after->bytes;
+			w->after_count = w->after->count;
+		}
+		w->delta_bytes = tlm_diff_sub(w->after_bytes, w->before_bytes);
+		w->delta_count = tlm_diff_sub(w->after_count, w->before_count);
+		if (!w->before)
+			w->status = TLM_DIFF_NEW;
+		else if (!w->after)
+			w->status = TLM_DIFF_GONE;
+		else if (w->after_bytes > w->before_bytes)
+			w->status = TLM_DIFF_GREW;
+		else if (w->after_bytes < w->before_bytes)
+			w->status = TLM_DIFF_SHRANK;
+		else
+			w->status = TLM_DIFF_SAME;
+	}
+	qsort(r, k, sizeof *r, by_delta);
+	*out = r;
+	*n = k;
+	return 0;
+}
+
+static int dev_cmp(int da, const char *ka, int db, const char *kb)
+{
+	if (da != db)
+		return da < db ? -1 : 1;
+	return strcmp(ka, kb);
+}
+
+static int by_dev(const void *a, const void *b)
+{
+	const struct tlm_diff_devrow *x = a, *y = b;
+	return dev_cmp(x->device, x->kind, y->device, y->kind);
+}
+
+int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_side *new_, bool gate,
+		     uint64_t gate_bytes, struct tlm_diff *d)
+{
+	memset(d, 0, sizeof *d);
+	d->base = base;
+	d->new_ = new_;
+	if (match(base->leaks, base->nleaks, new_->leaks, new_->nleaks, &d->leaks, &d->nleaks) ||
+	    match(base->live, base->nlive, new_->live, new_->nlive, &d->live, &d->nlive))
+		goto nomem;
+	d->dev = calloc(base->ndev + new_->ndev + 1, sizeof *d->dev);
+	if (!d->dev)
+		goto nomem;
+	for (size_t i = 0; i < base->ndev; i++)
+		d->dev[d->ndev++] = (struct tlm_diff_devrow){base->dev[i].device, base->dev[i].kind, &base->dev[i], NULL};
+	for (size_t i = 0; i < new_->ndev; i++) {
+		const struct tlm_diff_dev *n = &new_->dev[i];
+		size_t j = 0;
+		while (j < d->ndev && (d->dev[j].after || dev_cmp(d->dev[j].device, d->dev[j].kind, n->device, n->kind)))
+			j++;
+		if (j < d->ndev)
+			d->dev[j].after = n;
+		else
+			d->dev[d->ndev++] = (struct tlm_diff_devrow){n->device, n->kind, NULL, n};
+	}
+	qsort(d->dev, d->ndev, sizeof *d->dev, by_dev);
+	d->leak_growth = tlm_diff_sub(new_->leak_bytes, base->leak_bytes);
+	d->gate = gate;
+	d->gate_bytes = gate_bytes;
+	d->failed = gate && d->leak_growth > 0 && (uint64_t)d->leak_growth > gate_bytes;
+	return 0;
+nomem:
+	tlm_diff_free(d);
+	return -1;
+}
+
+void tlm_diff_free(struct tlm_diff *d)
+{
+	free(d->leaks);
+	free(d->live);
+	free(d->dev);
+	memset(d, 0, sizeof *d);
+}
+
+static const char *status_name(int s)
+{
+	static const char *const n[] = {"same", "grew", "shrank", "new", "gone"};
+	return s >= 0 && s <= TLM_DIFF_GONE ? n[s] : "?";
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static char *signed_human(char *buf, size_t n, int64_t v)
+{
+	char h[24];
+	tlm__human(h, sizeof h, mag(v));
+	snprintf(buf, n, "%s%s", v > 0 ? "+" : v < 0 ? "-" : "", h);
+	return buf;
+}
+
+/* A JSON frame as the report's struct tlm_frame, for tlm__frame_text. */
+static void frame_of(const struct tlm_jv *j, struct tlm_frame *f)
+{
+	memset(f, 0, sizeof *f);
+	int64_t line = 0;
+	const char *ip = tlm_jv_str(tlm_jv_get(j, "ip"));
+	f->ip = ip ? strtoull(ip, NULL, 16) : 0;
+	f->function = tlm_jv_str(tlm_jv_get(j, "function"));
+	f->file = tlm_jv_str(tlm_jv_get(j, "file"));
+	if (tlm_jv_i64(tlm_jv_get(j, "line"), &line) && line > 0 && line < INT32_MAX)
+		f->line = (int)line;
+	f->module = tlm_jv_str(tlm_jv_get(j, "module"));
+	const struct tlm_jv *b = tlm_jv_get(j, "inlined");
+	f->inlined = b && b->type == TLM_JV_BOOL && b->b;
+	b = tlm_jv_get(j, "stale");
+	f->stale = b && b->type == TLM_JV_BOOL && b->b;
+}
+
+static const struct tlm_jv *row_stack(const struct tlm_diff_row *r)
+{
+	return r->after ? r->after->stack : r->before->stack;
+}
+
+static void stack_lines(FILE *f, const struct tlm_jv *stack)
+{
+	size_t n = tlm_jv_len(stack);
+	if (!n) {
+		tlm__line(f, "        (no stack recorded)");
+		return;
+	}
+	char buf[512];
+	for (size_t i = 0; i < n && i < TEXT_FRAMES; i++) {
+		struct tlm_frame fr;
+		frame_of(tlm_jv_at(stack, i), &fr);
+		tlm__frame_text(buf, sizeof buf, &fr);
+		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
+	}
+	if (n > TEXT_FRAMES)
+		tlm__line(f, "        ... %zu more frames", n - TEXT_FRAMES);
+}
+
+static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r, size_t n, uint64_t before,
+		       uint64_t after)
+{
+	size_t cnt[TLM_DIFF_GONE + 1] = {0};
+	for (size_t i = 0; i < n; i++)
+		cnt[r[i].status]++;
+	char a[32], b[32], c[32];
+	tlm__line(f, "%s", "");
+	tlm__line(f, "%s: %s -> %s (%s); sites: %zu grew, %zu shrank, %zu new, %zu gone, %zu same", title,
+		  tlm__human(a, sizeof a, before), tlm__human(b, sizeof b, after),
+		  signed_human(c, sizeof c, tlm_diff_sub(after, before)), cnt[TLM_DIFF_GREW], cnt[TLM_DIFF_SHRANK],
+		  cnt[TLM_DIFF_NEW], cnt[TLM_DIFF_GONE], cnt[TLM_DIFF_SAME]);
+	if (!n)
+		return;
+	tlm__line(f, "  %-7s %4s %14s %9s %14s %9s %14s %9s", "change", "dev", "bytes before", "count", "bytes after",
+		  "count", "delta", "count");
+	size_t shown = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].status == TLM_DIFF_SAME)
+			continue; /* counted in the head line */
+		if (shown++ == TEXT_ROWS) {
+			tlm__line(f, "  ... %zu more changed sites (--format json lists them all)",
+				  n - i - cnt[TLM_DIFF_SAME]);
+			break;
+		}
+		char bb[32], ab[32], db[32], dc[32];
+		snprintf(dc, sizeof dc, "%s%" PRId64, r[i].delta_count > 0 ? "+" : "", r[i].delta_count);
+		tlm__line(f, "  %-7s %4d %14s %9" PRIu64 " %14s %9" PRIu64 " %14s %9s", status_name(r[i].status),
+			  r[i].device, r[i].before ? tlm__human(bb, sizeof bb, r[i].before_bytes) : "-",
+			  r[i].before_count, r[i].after ? tlm__human(ab, sizeof ab, r[i].after_bytes) : "-",
+			  r[i].after_count, signed_human(db, sizeof db, r[i].delta_bytes), dc);
+		stack_lines(f, row_stack(&r[i]));
+	}
+}
+
+static void dev_cell(char *buf, size_t n, const struct tlm_diff_dev *b, const struct tlm_diff_dev *a, int what)
+{
+	char x[24], y[24], z[32];
+	if (what == 2) {
+		if (a && b)
+			snprintf(buf, n, "%.2f -> %.2f (%+.2f)", b->frag, a->frag, a->frag - b->frag);
+		else
+			snprintf(buf, n, "%s -> %s", b ? (snprintf(x, sizeof x, "%.2f", b->frag), x) : "-",
+				 a ? (snprintf(y, sizeof y, "%.2f", a->frag), y) : "-");
+		return;
+	}
+	uint64_t vb = b ? (what ? b->peak_allocated : b->peak_reserved) : 0;
+	uint64_t va = a ? (what ? a->peak_allocated : a->peak_reserved) : 0;
+	snprintf(buf, n, "%s -> %s (%s)", b ? tlm__human(x, sizeof x, vb) : "-", a ? tlm__human(y, sizeof y, va) : "-",
+		 signed_human(z, sizeof z, tlm_diff_sub(va, vb)));
+}
+
+int tlm_diff_text(const struct tlm_diff *d, FILE *f)
+{
+	tlm__line(f, "tlm diff: %s -> %s", d->base->path, d->new_->path);
+	site_table(f, "LEAKED", d->leaks, d->nleaks, d->base->leak_bytes, d->new_->leak_bytes);
+	site_table(f, "LIVE AT END", d->live, d->nlive, d->base->live_bytes, d->new_->live_bytes);
+	tlm__line(f, "%s", "");
+	tlm__line(f, "DEVICES: before -> after (delta)");
+	if (!d->ndev)
+		tlm__line(f, "  no memory was allocated in either run");
+	else
+		tlm__line(f, "%4s  %-11s %-30s %-30s %s", "dev", "kind", "peak reserved", "peak allocated",
+			  "frag at peak");
+	for (size_t i = 0; i < d->ndev; i++) {
+		const struct tlm_diff_devrow *r = &d->dev[i];
+		char pr[128], pa[128], fr[128], dev[16];
+		dev_cell(pr, sizeof pr, r->before, r->after, 0);
+		dev_cell(pa, sizeof pa, r->before, r->after, 1);
+		dev_cell(fr, sizeof fr, r->before, r->after, 2);
+		if (r->device < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "%d", r->device);
+		tlm__line(f, "%4s  %-11s %-30s %-30s %s", dev, r->kind, pr, pa, fr);
+	}
+	if (d->gate) {
+		char g[32], t[32];
+		tlm__line(f, "%s", "");
+		tlm__line(f, "gate: leaked bytes %s, limit +%" PRIu64 " B: %s",
+			  signed_human(g, sizeof g, d->leak_growth), d->gate_bytes, d->failed ? "FAILED" : "passed");
+		(void)t;
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
+{
+	if (!d->failed)
+		return;
+	char g[32];
+	fprintf(f, "tlm diff: leaked bytes grew by %" PRId64 " B (%s), more than --fail-on-growth %" PRIu64 "\n",
+		d->leak_growth, signed_human(g, sizeof g, d->leak_growth), d->gate_bytes);
+	for (size_t i = 0; i < d->nleaks; i++) {
+		const struct tlm_diff_row *r = &d->leaks[i];
+		if (r->delta_bytes <= 0)
+			continue;
+		char buf[512] = "(no stack recorded)";
+		const struct tlm_jv *st = row_stack(r);
+		if (tlm_jv_len(st)) {
+			struct tlm_frame fr;
+			frame_of(tlm_jv_at(st, 0), &fr);
+			tlm__frame_text(buf, sizeof buf, &fr);
+		}
+		tlm__line(f, "  %s site on device %d grew by %s: %s", status_name(r->status), r->device,
+			  signed_human(g, sizeof g, r->delta_bytes), buf);
+	}
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void ku(struct tlm__json *j, const char *k, uint64_t v)
+{
+	tlm__json_key(j, k);
+	tlm__json_u64(j, v);
+}
+
+static void ki(struct tlm__json *j, const char *k, int64_t v)
+{
+	tlm__json_key(j, k);
+	tlm__json_i64(j, v);
+}
+
+/* Re-emits a stack read from a report: the frame fields of report-json.md. */
+static void stack_json(struct tlm__json *j, const struct tlm_jv *stack)
+{
+	static const char *const str_keys[] = {"kind", "function", "file", "module", "ip", "offset"};
+	tlm__json_key(j, "stack");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < tlm_jv_len(stack); i++) {
+		const struct tlm_jv *fr = tlm_jv_at(stack, i);
+		tlm__json_obj(j);
+		for (size_t k = 0; k < sizeof str_keys / sizeof *str_keys; k++) {
+			const struct tlm_jv *v = tlm_jv_get(fr, str_keys[k]);
+			tlm__json_key(j, str_keys[k]);
+			if (v && v->type == TLM_JV_STR)
+				tlm__json_strn(j, v->s, v->len);
+			else
+				tlm__json_null(j);
+		}
+		int64_t line;
+		tlm__json_key(j, "line");
+		if (tlm_jv_i64(tlm_jv_get(fr, "line"), &line))
+			tlm__json_i64(j, line);
+		else
+			tlm__json_null(j);
+		static const char *const bool_keys[] = {"inlined", "stale"};
+		for (size_t k = 0; k < 2; k++) {
+			const struct tlm_jv *v = tlm_jv_get(fr, bool_keys[k]);
+			tlm__json_key(j, bool_keys[k]);
+			tlm__json_bool(j, v && v->type == TLM_JV_BOOL && v->b);
+		}
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+}
+
+static void section_json(struct tlm__json *j, const char *key, const struct tlm_diff_row *r, size_t n,
+			 uint64_t before, uint64_t after, uint64_t bcount, uint64_t acount)
+{
+	tlm__json_key(j, key);
+	tlm__json_obj(j);
+	ku(j, "before_bytes", before);
+	ku(j, "after_bytes", after);
+	ki(j, "delta_bytes", tlm_diff_sub(after, before));
+	ku(j, "before_count", bcount);
+	ku(j, "after_count", acount);
+	ki(j, "delta_count", tlm_diff_sub(acount, bcount));
+	tlm__json_key(j, "sites");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < n; i++) {
+		tlm__json_obj(j);
+		tlm__json_key(j, "status");
+		tlm__json_str(j, status_name(r[i].status));
+		ki(j, "device", r[i].device);
+		ku(j, "before_bytes", r[i].before_bytes);
+		ku(j, "before_count", r[i].before_count);
+		ku(j, "after_bytes", r[i].after_bytes);
+		ku(j, "after_count", r[i].after_count);
+		ki(j, "delta_bytes", r[i].delta_bytes);
+		ki(j, "delta_count", r[i].delta_count);
+		stack_json(j, row_stack(&r[i]));
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+	tlm__json_obj_end(j);
+}
+
+static void change_json(struct tlm__json *j, const char *key, bool hb, uint64_t b, bool ha, uint64_t a)
+{
+	tlm__json_key(j, key);
+	tlm__json_obj(j);
+	tlm__json_key(j, "before");
+	hb ? tlm__json_u64(j, b) : tlm__json_null(j);
+	tlm__json_key(j, "after");
+	ha ? tlm__json_u64(j, a) : tlm__json_null(j);
+	ki(j, "delta", tlm_diff_sub(ha ? a : 0, hb ? b : 0));
+	tlm__json_obj_end(j);
+}
+
+int tlm_diff_json(const struct tlm_diff *d, FILE *f)
+{
+	struct tlm__json j;
+	tlm__json_init(&j, f);
+	tlm__json_obj(&j);
+	tlm__json_key(&j, "schema");
+	tlm__json_str(&j, TLM_DIFF_SCHEMA);
+	tlm__json_key(&j, "base");
+	tlm__json_str(&j, d->base->path);
+	tlm__json_key(&j, "new");
+	tlm__json_str(&j, d->new_->path);
+	section_json(&j, "leaks", d->leaks, d->nleaks, d->base->leak_bytes, d->new_->leak_bytes,
+		     d->base->leak_count, d->new_->leak_count);
+	section_json(&j, "live_at_end", d->live, d->nlive, d->base->live_bytes, d->new_->live_bytes,
+		     d->base->live_count, d->new_->live_count);
+	tlm__json_key(&j, "devices");
+	tlm__json_arr(&j);
+	for (size_t i = 0; i < d->ndev; i++) {
+		const struct tlm_diff_devrow *r = &d->dev[i];
+		const struct tlm_diff_dev *b = r->before, *a = r->after;
+		tlm__json_obj(&j);
+		ki(&j, "device", r->device);
+		tlm__json_key(&j, "kind");
+		tlm__json_str(&j, r->kind);
+		tlm__json_key(&j, "status");
+		tlm__json_str(&j, a && b ? "both" : a ? "new" : "gone");
+		change_json(&j, "peak_reserved_bytes", b, b ? b->peak_reserved : 0, a, a ? a->peak_reserved : 0);
+		change_json(&j, "peak_allocated_bytes", b, b ? b->peak_allocated : 0, a, a ? a->peak_allocated : 0);
+		tlm__json_key(&j, "fragmentation_at_peak");
+		tlm__json_obj(&j);
+		tlm__json_key(&j, "before");
+		b ? tlm__json_dbl(&j, b->frag, 4) : tlm__json_null(&j);
+		tlm__json_key(&j, "after");
+		a ? tlm__json_dbl(&j, a->frag, 4) : tlm__json_null(&j);
+		tlm__json_key(&j, "delta");
+		tlm__json_dbl(&j, (a ? a->frag : 0) - (b ? b->frag : 0), 4);
+		tlm__json_obj_end(&j);
+		tlm__json_obj_end(&j);
+	}
+	tlm__json_arr_end(&j);
+	tlm__json_key(&j, "gate");
+	tlm__json_obj(&j);
+	ki(&j, "leak_growth_bytes", d->leak_growth);
+	tlm__json_key(&j, "fail_on_growth");
+	d->gate ? tlm__json_u64(&j, d->gate_bytes) : tlm__json_null(&j);
+	tlm__json_key(&j, "failed");
+	tlm__json_bool(&j, d->failed);
+	tlm__json_key(&j, "grown_sites");
+	tlm__json_arr(&j);
+	for (size_t i = 0; i < d->nleaks; i++)
+		if (d->leaks[i].delta_bytes > 0)
+			tlm__json_u64(&j, i);
+	tlm__json_arr_end(&j);
+	tlm__json_obj_end(&j);
+	tlm__json_key(&j, "integrity_errors");
+	tlm__json_obj(&j);
+	ku(&j, "base", d->base->integrity_errors);
+	ku(&j, "new", d->new_->integrity_errors);
+	tlm__json_obj_end(&j);
+	tlm__json_obj_end(&j);
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diff.h - `tlm diff BASE NEW`: what changed between two runs, site by site.
+ *
+ * Each side is a trace or a `tlm report --format json` file (schema
+ * tlm-report/1); a trace is first turned into that JSON in memory, so both
+ * go through one loader. Sites are (device, allocation stack) groups of the
+ * report's `leaks` and `live_at_end`; they are matched across runs by a key
+ * made of the device and, for each frame, (function, file base name, line),
+ * or (module base name, offset in the module) for a frame without symbols,
+ * or "unknown". Addresses are never compared, so two runs of one program
+ * match whatever their load addresses. Sites with the same key in one run
+ * are added up. docs/diff.md is the user guide and the JSON schema.
+ */
+#ifndef TLM_DIFF_DIFF_H
+#define TLM_DIFF_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json_in.h"
+#include "report/report.h"
+
+#define TLM_DIFF_SCHEMA "tlm-diff/1"
+#define TLM_DIFF_MAX_INPUT ((size_t)256 << 20) /* bytes of one JSON report */
+
+struct tlm_diff_site {
+	int device;
+	uint64_t bytes, count;
+	char *key;                    /* the match key (owned) */
+	const struct tlm_jv *stack;   /* frames of the first site with this key (in the side's doc) */
+};
+
+struct tlm_diff_dev {
+	int device;
+	const char *kind;             /* in the side's doc */
+	uint64_t peak_reserved, peak_allocated;
+	double frag;                  /* fragmentation at peak */
+};
+
+struct tlm_diff_side {
+	char *path;
+	struct tlm_jv *doc;
+	size_t ndev, nleaks, nlive;
+	struct tlm_diff_dev *dev;
+	struct tlm_diff_site *leaks, *live;
+	uint64_t leak_bytes, leak_count, live_bytes, live_count;
+	uint64_t integrity_errors;
+};
+
+/* Loads a trace or a JSON report. 0, or -1 with err. */
+int tlm_diff_load(const char *path, struct tlm_diff_side *out, char *err, size_t errlen);
+/* Loads from a report already built (tests: with a fake symbolizer). */
+int tlm_diff_load_report(struct tlm_report *r, struct tlm_diff_side *out, char *err, size_t errlen);
+/* Loads from JSON text (a tlm-report/1 document). */
+int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm_diff_side *out, char *err,
+		       size_t errlen);
+void tlm_diff_side_free(struct tlm_diff_side *s);
+
+enum tlm_diff_status { TLM_DIFF_SAME, TLM_DIFF_GREW, TLM_DIFF_SHRANK, TLM_DIFF_NEW, TLM_DIFF_GONE };
+
+struct tlm_diff_row {
+	int status;                          /* enum tlm_diff_status */
+	int device;
+	const struct tlm_diff_site *before, *after; /* NULL for new / gone */
+	uint64_t before_bytes, before_count, after_bytes, after_count;
+	int64_t delta_bytes, delta_count;    /* after - before, saturated */
+};
+
+struct tlm_diff_devrow {
+	int device;
+	const char *kind;
+	const struct tlm_diff_dev *before, *after; /* NULL when absent on that side */
+};
+
+struct tlm_diff {
+	const struct tlm_diff_side *base, *new_;
+	size_t nleaks, nlive, ndev;
+	struct tlm_diff_row *leaks, *live;   /* by |delta_bytes| descending */
+	struct tlm_diff_devrow *dev;         /* by device, then kind */
+	int64_t leak_growth;                 /* leaked bytes, new - base (saturated) */
+	bool gate;                           /* --fail-on-growth given */
+	uint64_t gate_bytes;
+	bool failed;                         /* gate && leak_growth > gate_bytes */
+};
+
+/* Compares; 0 or -1 (out of memory). gate: whether to apply gate_bytes. */
+int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_side *new_, bool gate,
+		     uint64_t gate_bytes, struct tlm_diff *out);
+void tlm_diff_free(struct tlm_diff *d);
+int64_t tlm_diff_sub(uint64_t after, uint64_t before); /* after - before, saturated to int64 */
+
+int tlm_diff_text(const struct tlm_diff *d, FILE *f);
+int tlm_diff_json(const struct tlm_diff *d, FILE *f);
+/* The gate's verdict on f (stderr): the growth and the sites that grew. */
+void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f);
+
+#endif

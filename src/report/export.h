@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export.h - what the exports need beyond the report's sections, and the
+ * export renderers: `tlm report --format html|chrome|collapsed`.
+ *
+ * Memory over time: each (device, kind) of a report carries its points
+ * (struct tlm_report_device.points, see report.h), downsampled while
+ * streaming into at most 1000 buckets (TLM_REPORT_MAX_POINTS points): a
+ * bucket with one change gives one exact point; a busier one gives its
+ * highest values at its first change and its last values at its last
+ * change, so peaks are kept and short dips inside one bucket may not be.
+ *
+ * The segment map at the peak: the driver allocations (segments) live at the
+ * moment each (device, kind) first reached its reserved peak. It takes a
+ * second pass over the trace, up to the last peak, with the same bounded
+ * memory as the first. Without an allocator tap each segment is one block
+ * of unknown content: nothing is invented inside it.
+ *
+ * docs/exports.md describes the formats.
+ */
+#ifndef TLM_REPORT_EXPORT_H
+#define TLM_REPORT_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+
+struct tlm_report_segment {
+	uint64_t addr, size;
+	uint32_t stack_id;
+	int64_t time_ns;     /* when it was allocated */
+};
+
+/* The segments of one (device, kind) at its reserved peak, by address. */
+struct tlm_report_segmap {
+	size_t n;
+	struct tlm_report_segment *seg;
+	uint64_t total;      /* their bytes (= peak_reserved) */
+};
+
+/* One map per r->devices[i] (same order). NULL with err on failure (the
+ * trace cannot be read again, or out of memory). */
+struct tlm_report_segmap *tlm_report_peak_segments(struct tlm_report *r, char *err, size_t errlen);
+void tlm_report_segmaps_free(struct tlm_report_segmap *m, size_t n);
+
+/* Renderers; return 0, or -1 on a write error (or, for html/collapsed peak,
+ * when the second pass fails: err says why). */
+int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen);
+int tlm_report_chrome(struct tlm_report *r, FILE *f);
+enum tlm_collapsed_metric { TLM_COLLAPSED_LIVE = 0, TLM_COLLAPSED_PEAK = 1 };
+int tlm_report_collapsed(struct tlm_report *r, FILE *f, int metric, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cupti.c - CUPTI, the second source: its runtime and driver API callbacks
+ * see the memory calls that reach CUDA without passing any entry point tlm
+ * interposes (private export tables, a static runtime reaching the driver in a
+ * way we did not foresee). docs/cupti.md describes the behaviour.
+ *
+ * Contract:
+ * - libcupti is loaded at run time, never linked, once CUDA is initialised:
+ *   after the first successful cuInit through our wrapper, or from
+ *   InitializeInjection when libtlm.so is named in CUDA_INJECTION64_PATH.
+ *   Set-up runs once, on the thread that initialised CUDA, never inside a
+ *   callback.
+ * - De-duplication: our wrappers run the real call at tlm__depth > 0, so a
+ *   driver callback at depth 0 is a call no wrapper saw: it is recorded, with
+ *   TLM_EVF_CUPTI (frees at the ENTER site, before the real free, allocations
+ *   at EXIT). A runtime callback at depth 0 opens a frame on its thread; if no
+ *   driver memory callback (wrapped or not) happened inside it, the runtime
+ *   call reached the driver by a path CUPTI's driver domain does not show
+ *   either, and it is recorded at its EXIT, with TLM_EVF_RUNTIME too. So one
+ *   user call is one event, at the layer that saw it.
+ * - Coexistence: tlm never calls cuptiFinalize and never unsubscribes a
+ *   working subscription; when another tool holds CUPTI it says so once and
+ *   records with interposition alone.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cupti_abi.h"
+#include "shim/shim.h"
+
+static struct {
+	tlm_cupti_result (*subscribe)(tlm_cupti_subscriber *, tlm_cupti_callback_fn, void *);
+	tlm_cupti_result (*subscribe_v2)(tlm_cupti_subscriber *, tlm_cupti_callback_fn, void *,
+					 struct tlm_cupti_subscriber_params *);
+	tlm_cupti_result (*unsubscribe)(tlm_cupti_subscriber);
+	tlm_cupti_result (*enable_callback)(uint32_t, tlm_cupti_subscriber, int, uint32_t);
+	tlm_cupti_result (*result_string)(tlm_cupti_result, const char **);
+	tlm_cupti_result (*version)(uint32_t *);
+} api;
+
+enum { SETUP_IDLE, SETUP_BUSY, SETUP_DONE };
+static _Atomic int setup_state;
+static tlm_cupti_subscriber subscriber;
+
+static const uint32_t driver_cbids[] = {
+	TLM_CUPTI_DRV_cuMemAlloc_v2, TLM_CUPTI_DRV_cuMemAllocPitch_v2, TLM_CUPTI_DRV_cuMemFree_v2,
+	TLM_CUPTI_DRV_cuMemAllocHost_v2, TLM_CUPTI_DRV_cuMemHostAlloc, TLM_CUPTI_DRV_cuMemFreeHost,
+	TLM_CUPTI_DRV_cuMemAllocManaged, TLM_CUPTI_DRV_cuMemAddressReserve, TLM_CUPTI_DRV_cuMemAddressFree,
+	TLM_CUPTI_DRV_cuMemCreate, TLM_CUPTI_DRV_cuMemRelease, TLM_CUPTI_DRV_cuMemMap, TLM_CUPTI_DRV_cuMemUnmap,
+	TLM_CUPTI_DRV_cuMemAllocAsync, TLM_CUPTI_DRV_cuMemAllocAsync_ptsz, TLM_CUPTI_DRV_cuMemFreeAsync,
+	TLM_CUPTI_DRV_cuMemFreeAsync_ptsz, TLM_CUPTI_DRV_cuMemPoolTrimTo, TLM_CUPTI_DRV_cuMemPoolCreate,
+	TLM_CUPTI_DRV_cuMemPoolDestroy, TLM_CUPTI_DRV_cuMemAllocFromPoolAsync,
+	TLM_CUPTI_DRV_cuMemAllocFromPoolAsync_ptsz,
+};
+static const uint32_t runtime_cbids[] = {
+	TLM_CUPTI_RT_cudaMalloc, TLM_CUPTI_RT_cudaMallocPitch, TLM_CUPTI_RT_cudaFree, TLM_CUPTI_RT_cudaMallocHost,
+	TLM_CUPTI_RT_cudaFreeHost, TLM_CUPTI_RT_cudaHostAlloc, TLM_CUPTI_RT_cudaMalloc3D,
+	TLM_CUPTI_RT_cudaMallocManaged, TLM_CUPTI_RT_cudaMallocAsync, TLM_CUPTI_RT_cudaMallocAsync_ptsz,
+	TLM_CUPTI_RT_cudaFreeAsync, TLM_CUPTI_RT_cudaFreeAsync_ptsz, TLM_CUPTI_RT_cudaMallocFromPoolAsync,
+	TLM_CUPTI_RT_cudaMallocFromPoolAsync_ptsz,
+};
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define RESULT_UNKNOWN 999 /* CUDA_ERROR_UNKNOWN: no return value given */
+
+/* ------------------------------------------------------------ events */
+
+#define U(p) ((uint64_t)(uintptr_t)(p))
+#define P(type) const struct tlm_cupti_p_##type *p = prm
+
+/* A driver free-like call, described at its ENTER (the address is still
+ * live). False for any other call. */
+static bool driver_free(uint32_t cbid, const void *prm, struct tlm__evargs *a)
+{
+	switch (cbid) {
+	case TLM_CUPTI_DRV_cuMemFree_v2: {
+		P(cuMemFree_v2);
+		*a = (struct tlm__evargs){.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE, .api = TLM_API_cuMemFree_v2,
+					  .addr = p->dptr, .device = tlm__current_device()};
+		return p->dptr != 0;
+	}
+	case TLM_CUPTI_DRV_cuMemFreeHost: {
+		P(cuMemFreeHost);
+		*a = (struct tlm__evargs){.op = TLM_OP_FREE, .kind = TLM_KIND_HOST_PINNED,
+					  .api = TLM_API_cuMemFreeHost, .addr = U(p->p), .device = -1};
+		return p->p != NULL;
+	}
+	case TLM_CUPTI_DRV_cuMemRelease: {
+		P(cuMemRelease);
+		*a = (struct tlm__evargs){.op = TLM_OP_FREE, .kind = TLM_KIND_VMM_PHYSICAL, .api = TLM_API_cuMemRelease,
+					  .addr = p->handle, .device = tlm__current_device()};
+		return p->handle != 0;
+	}
+	case TLM_CUPTI_DRV_cuMemPoolDestroy: {
+		P(cuMemPoolDestroy);
+		*a = (struct tlm__evargs){.op = TLM_OP_POOL_DESTROY, .kind = TLM_KIND_POOL,
+					  .api = TLM_API_cuMemPoolDestroy, .addr = U(p->pool),
+					  .device = tlm__current_device()};
+		return p->pool != NULL;
+	}
+	case TLM_CUPTI_DRV_cuMemUnmap: {
+		P(cuMemUnmap);
+		*a = (struct tlm__evargs){.op = TLM_OP_FREE, .kind = TLM_KIND_VMM_MAPPING, .api = TLM_API_cuMemUnmap,
+					  .addr = p->ptr, .size = p->size, .device = -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAddressFree: {
+		P(cuMemAddressFree);
+		*a = (struct tlm__evargs){.op = TLM_OP_FREE, .kind = TLM_KIND_VMM_RESERVE,
+					  .api = TLM_API_cuMemAddressFree, .addr = p->ptr, .size = p->size,
+					  .device = -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemFreeAsync:
+	case TLM_CUPTI_DRV_cuMemFreeAsync_ptsz: {
+		P(cuMemFreeAsync);
+		bool ptsz = cbid == TLM_CUPTI_DRV_cuMemFreeAsync_ptsz;
+		*a = (struct tlm__evargs){.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE,
+					  .api = ptsz ? TLM_API_cuMemFreeAsync_ptsz : TLM_API_cuMemFreeAsync,
+					  .flags = ptsz ? TLM_EVF_PTSZ : 0, .addr = p->dptr, .stream = U(p->hStream),
+					  .device = tlm__current_device()};
+		return p->dptr != 0;
+	}
+	default:
+		return false;
+	}
+}
+
+/* A driver allocation-like call, described at its EXIT with its result. */
+static bool driver_alloc(uint32_t cbid, const void *prm, int32_t r, struct tlm__evargs *a)
+{
+	bool ok = r == CUDA_SUCCESS;
+	switch (cbid) {
+	case TLM_CUPTI_DRV_cuMemAlloc_v2: {
+		P(cuMemAlloc_v2);
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE, .api = TLM_API_cuMemAlloc_v2,
+					  .addr = ok && p->dptr ? *p->dptr : 0, .size = p->bytesize,
+					  .device = tlm__current_device()};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAllocPitch_v2: {
+		P(cuMemAllocPitch_v2);
+		bool got = ok && p->dptr && p->pPitch;
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE,
+					  .api = TLM_API_cuMemAllocPitch_v2, .addr = got ? *p->dptr : 0,
+					  .size = got ? *p->pPitch * p->Height : p->WidthInBytes * p->Height,
+					  .device = tlm__current_device()};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAllocManaged: {
+		P(cuMemAllocManaged);
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_MANAGED,
+					  .api = TLM_API_cuMemAllocManaged, .addr = ok && p->dptr ? *p->dptr : 0,
+					  .size = p->bytesize, .device = tlm__current_device()};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAllocHost_v2: {
+		P(cuMemAllocHost_v2);
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_HOST_PINNED,
+					  .api = TLM_API_cuMemAllocHost_v2, .addr = ok && p->pp ? U(*p->pp) : 0,
+					  .size = p->bytesize, .device = -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemHostAlloc: {
+		P(cuMemHostAlloc);
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_HOST_PINNED,
+					  .api = TLM_API_cuMemHostAlloc, .addr = ok && p->pp ? U(*p->pp) : 0,
+					  .size = p->bytesize, .device = -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAllocAsync:
+	case TLM_CUPTI_DRV_cuMemAllocAsync_ptsz: {
+		P(cuMemAllocAsync);
+		bool ptsz = cbid == TLM_CUPTI_DRV_cuMemAllocAsync_ptsz;
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE,
+					  .api = ptsz ? TLM_API_cuMemAllocAsync_ptsz : TLM_API_cuMemAllocAsync,
+					  .flags = ptsz ? TLM_EVF_PTSZ : 0, .addr = ok && p->dptr ? *p->dptr : 0,
+					  .size = p->bytesize, .stream = U(p->hStream), .device = tlm__current_device()};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAllocFromPoolAsync:
+	case TLM_CUPTI_DRV_cuMemAllocFromPoolAsync_ptsz: {
+		P(cuMemAllocFromPoolAsync);
+		bool ptsz = cbid == TLM_CUPTI_DRV_cuMemAllocFromPoolAsync_ptsz;
+		*a = (struct tlm__evargs){
+			.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE,
+			.api = ptsz ? TLM_API_cuMemAllocFromPoolAsync_ptsz : TLM_API_cuMemAllocFromPoolAsync,
+			.flags = ptsz ? TLM_EVF_PTSZ : 0, .addr = ok && p->dptr ? *p->dptr : 0, .size = p->bytesize,
+			.stream = U(p->hStream), .aux = U(p->pool), .device = tlm__current_device()};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemCreate: {
+		P(cuMemCreate);
+		const CUmemAllocationProp *prop = p->prop;
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_PHYSICAL, .api = TLM_API_cuMemCreate,
+					  .addr = ok && p->handle ? *p->handle : 0, .size = p->size,
+					  .device = prop ? (int16_t)prop->location.id : -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemMap: {
+		P(cuMemMap);
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_MAPPING, .api = TLM_API_cuMemMap,
+					  .addr = p->ptr, .size = p->size, .stream = p->offset, .aux = p->handle,
+					  .device = -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemAddressReserve: {
+		P(cuMemAddressReserve);
+		*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_RESERVE,
+					  .api = TLM_API_cuMemAddressReserve, .addr = ok && p->ptr ? *p->ptr : 0,
+					  .size = p->size, .device = -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemPoolCreate: {
+		P(cuMemPoolCreate);
+		const CUmemPoolProps *props = p->poolProps;
+		*a = (struct tlm__evargs){.op = TLM_OP_POOL_CREATE, .kind = TLM_KIND_POOL,
+					  .api = TLM_API_cuMemPoolCreate, .addr = ok && p->pool ? U(*p->pool) : 0,
+					  .device = props ? (int16_t)props->location.id : -1};
+		return true;
+	}
+	case TLM_CUPTI_DRV_cuMemPoolTrimTo: {
+		P(cuMemPoolTrimTo);
+		*a = (struct tlm__evargs){.op = TLM_OP_POOL_TRIM, .kind = TLM_KIND_POOL, .api = TLM_API_cuMemPoolTrimTo,
+					  .addr = U(p->pool), .size = p->minBytesToKeep, .device = -1};
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* A runtime memory call, described at its EXIT. False for calls that make no
+ * memory operation (cudaFree(NULL), a zero-byte cudaMalloc). */
+static bool runtime_event(uint32_t cbid, const void *prm, int32_t r, struct tlm__evargs *a)
+{
+	bool ok = r == cudaSuccess;
+	uint16_t fl = TLM_EVF_RUNTIME;
+	*a = (struct tlm__evargs){.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE, .flags = fl};
+	switch (cbid) {
+	case TLM_CUPTI_RT_cudaMalloc: {
+		P(cudaMalloc);
+		a->api = TLM_API_cudaMalloc;
+		a->addr = ok && p->devPtr ? U(*p->devPtr) : 0;
+		a->size = p->size;
+		break;
+	}
+	case TLM_CUPTI_RT_cudaMallocPitch: {
+		P(cudaMallocPitch);
+		bool got = ok && p->devPtr && p->pitch;
+		a->api = TLM_API_cudaMallocPitch;
+		a->addr = got ? U(*p->devPtr) : 0;
+		a->size = got ? *p->pitch * p->height : p->width * p->height;
+		break;
+	}
+	case TLM_CUPTI_RT_cudaMalloc3D: {
+		P(cudaMalloc3D);
+		const struct cudaPitchedPtr *pp = p->pitchedDevPtr;
+		bool got = ok && pp;
+		a->api = TLM_API_cudaMalloc3D;
+		a->addr = got ? U(pp->ptr) : 0;
+		a->size = (got ? pp->pitch : p->extent.width) * p->extent.height * p->extent.depth;
+		break;
+	}
+	case TLM_CUPTI_RT_cudaMallocManaged: {
+		P(cudaMallocManaged);
+		a->api = TLM_API_cudaMallocManaged;
+		a->kind = TLM_KIND_MANAGED;
+		a->addr = ok && p->devPtr ? U(*p->devPtr) : 0;
+		a->size = p->size;
+		break;
+	}
+	case TLM_CUPTI_RT_cudaMallocHost: {
+		P(cudaMallocHost);
+		a->api = TLM_API_cudaMallocHost;
+		a->kind = TLM_KIND_HOST_PINNED;
+		a->addr = ok && p->ptr ? U(*p->ptr) : 0;
+		a->size = p->size;
+		break;
+	}
+	case TLM_CUPTI_RT_cudaHostAlloc: {
+		P(cudaHostAlloc);
+		a->api = TLM_API_cudaHostAlloc;
+		a->kind = TLM_KIND_HOST_PINNED;
+		a->addr = ok && p->pHost ? U(*p->pHost) : 0;
+		a->size = p->size;
+		break;
+	}
+	case TLM_CUPTI_RT_cudaMallocAsync:
+	case TLM_CUPTI_RT_cudaMallocAsync_ptsz: {
+		P(cudaMallocAsync);
+		bool ptsz = cbid == TLM_CUPTI_RT_cudaMallocAsync_ptsz;
+		a->api = ptsz ? TLM_API_cudaMallocAsync_ptsz : TLM_API_cudaMallocAsync;
+		a->flags |= ptsz ? TLM_EVF_PTSZ : 0;
+		a->addr = ok && p->devPtr ? U(*p->devPtr) : 0;
+		a->size = p->size;
+		a->stream = U(p->hStream);
+		break;
+	}
+	case TLM_CUPTI_RT_cudaMallocFromPoolAsync:
+	case TLM_CUPTI_RT_cudaMallocFromPoolAsync_ptsz: {
+		P(cudaMallocFromPoolAsync);
+		bool ptsz = cbid == TLM_CUPTI_RT_cudaMallocFromPoolAsync_ptsz;
+		a->api = ptsz ? TLM_API_cudaMallocFromPoolAsync_ptsz : TLM_API_cudaMallocFromPoolAsync;
+		a->flags |= ptsz ? TLM_EVF_PTSZ : 0;
+		a->addr = ok && p->ptr ? U(*p->ptr) : 0;
+		a->size = p->size;
+		a->stream = U(p->stream);
+		a->aux = U(p->memPool);
+		break;
+	}
+	case TLM_CUPTI_RT_cudaFree: {
+		P(cudaFree);
+		a->op = TLM_OP_FREE;
+		a->api = TLM_API_cudaFree;
+		a->addr = U(p->devPtr);
+		break;
+	}
+	case TLM_CUPTI_RT_cudaFreeHost: {
+		P(cudaFreeHost);
+		a->op = TLM_OP_FREE;
+		a->api = TLM_API_cudaFreeHost;
+		a->kind = TLM_KIND_HOST_PINNED;
+		a->addr = U(p->ptr);
+		break;
+	}
+	case TLM_CUPTI_RT_cudaFreeAsync:
+	case TLM_CUPTI_RT_cudaFreeAsync_ptsz: {
+		P(cudaFreeAsync);
+		bool ptsz = cbid == TLM_CUPTI_RT_cudaFreeAsync_ptsz;
+		a->op = TLM_OP_FREE;
+		a->api = ptsz ? TLM_API_cudaFreeAsync_ptsz : TLM_API_cudaFreeAsync;
+		a->flags |= ptsz ? TLM_EVF_PTSZ : 0;
+		a->addr = U(p->devPtr);
+		a->stream = U(p->hStream);
+		break;
+	}
+	default:
+		return false;
+	}
+	if (a->op == TLM_OP_FREE ? a->addr == 0 : (ok && a->size == 0))
+		return false;
+	a->result = r;
+	a->device = a->kind == TLM_KIND_HOST_PINNED ? -1 : tlm__current_device();
+	return true;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+/* Per thread (default TLS model: libtlm.so may be dlopened as an injection
+ * library, where static TLS is scarce). */
+static __thread struct {
+	uint32_t rt_cbid;   /* runtime call open at depth 0, 0 = none */
+	bool rt_covered;    /* a driver memory callback ran inside it */
+	unsigned npend;     /* frees begun at ENTER, committed at EXIT */
+	struct {
+		uint32_t cbid;
+		struct tlm__rec rc;
+	} pend[2];
+} cs;
+
+static void on_driver(uint32_t cbid, const struct tlm_cupti_cbdata *d)
+{
+	if (cs.rt_cbid)
+		cs.rt_covered = true;
+	if (tlm__depth != 0)
+		return; /* inside one of our wrappers: interposition records it */
+	struct tlm__evargs a;
+	if (d->callbackSite == TLM_CUPTI_API_ENTER) {
+		tlm__depth++;
+		if (driver_free(cbid, d->functionParams, &a) && tlm__recording() && cs.npend < N(cs.pend)) {
+			a.flags |= TLM_EVF_CUPTI;
+			if (tlm__free_begin(&cs.pend[cs.npend].rc, &a))
+				cs.pend[cs.npend++].cbid = cbid;
+		}
+		tlm__depth--;
+		return;
+	}
+	int32_t r = d->functionReturnValue ? *(const int32_t *)d->functionReturnValue : RESULT_UNKNOWN;
+	if (cs.npend && cs.pend[cs.npend - 1].cbid == cbid) {
+		cs.npend--;
+		tlm__free_end(&cs.pend[cs.npend].rc, r);
+		return;
+	}
+	tlm__depth++;
+	if (driver_alloc(cbid, d->functionParams, r, &a) && tlm__recording()) {
+		a.flags |= TLM_EVF_CUPTI;
+		a.result = r;
+		tlm__record(&a);
+	}
+	tlm__depth--;
+}
+
+static void on_runtime(uint32_t cbid, const struct tlm_cupti_cbdata *d)
+{
+	if (tlm__depth != 0)
+		return; /* inside our runtime hook */
+	if (d->callbackSite == TLM_CUPTI_API_ENTER) {
+		if (!cs.rt_cbid) {
+			cs.rt_cbid = cbid;
+			cs.rt_covered = false;
+		}
+		return;
+	}
+	if (cs.rt_cbid != cbid)
+		return;
+	cs.rt_cbid = 0;
+	if (cs.rt_covered)
+		return; /* its driver call was recorded (by a wrapper or above) */
+	int32_t r = d->functionReturnValue ? *(const int32_t *)d->functionReturnValue : RESULT_UNKNOWN;
+	struct tlm__evargs a;
+	tlm__depth++;
+	if (runtime_event(cbid, d->functionParams, r, &a) && tlm__recording()) {
+		a.flags |= TLM_EVF_CUPTI;
+		tlm__record(&a);
+	}
+	tlm__depth--;
+}
+
+static void on_callback(void *user, int domain, uint32_t cbid, const void *data)
+{
+	(void)user;
+	if (!data)
+		return;
+	if (domain == TLM_CUPTI_CB_DOMAIN_DRIVER_API)
+		on_driver(cbid, data);
+	else if (domain == TLM_CUPTI_CB_DOMAIN_RUNTIME_API)
+		on_runtime(cbid, data);
+}
+
+/* ------------------------------------------------------------ loading */
+
+static void *try_open(const char *path, char *where, size_t n)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		snprintf(where, n, "%s", path);
+	return h;
+}
+
+struct sites {
+	char dir[4][400];
+	unsigned n;
+};
+
+/* pip layouts: the site-packages directories of the libraries loaded now
+ * (libcudart, libtorch, ... live under .../site-packages/). */
+static int find_sites(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct sites *s = arg;
+	const char *name = info->dlpi_name;
+	const char *k = name ? strstr(name, "/site-packages/") : NULL;
+	if (!k)
+		k = name ? strstr(name, "/dist-packages/") : NULL;
+	if (!k || s->n == 4)
+		return 0;
+	size_t len = (size_t)(strchr(k + 1, '/') - name);
+	if (len >= sizeof s->dir[0])
+		return 0;
+	for (unsigned i = 0; i < s->n; i++)
+		if (strlen(s->dir[i]) == len && !strncmp(s->dir[i], name, len))
+			return 0;
+	memcpy(s->dir[s->n], name, len);
+	s->dir[s->n++][len] = 0;
+	return 0;
+}
+
+/* An already loaded copy first, then $CUDA_HOME, the toolkit, the pip wheels,
+ * the dynamic loader's own search; majors from the driver's down to 12. */
+#define DIR_MAX 600
+static void *open_cupti(int major, char *where, size_t n)
+{
+	char path[DIR_MAX + 32];
+	if (tlm__cfg.cupti_library[0])
+		return try_open(tlm__cfg.cupti_library, where, n);
+	if (major < 12 || major > 99)
+		major = 13;
+	for (int m = major; m >= 12; m--) {
+		snprintf(path, sizeof path, "libcupti.so.%d", m);
+		void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+		if (h) {
+			snprintf(where, n, "%s (already loaded)", path);
+			return h;
+		}
+	}
+	const char *home = getenv("CUDA_HOME");
+	char dirs[12][DIR_MAX];
+	unsigned nd = 0;
+	if (home && *home) {
+		snprintf(dirs[nd++], sizeof dirs[0], "%s/extras/CUPTI/lib64", home);
+		snprintf(dirs[nd++], sizeof dirs[0], "%s/lib64", home);
+	}
+	snprintf(dirs[nd++], sizeof dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
+	snprintf(dirs[nd++], sizeof dirs[0], "/usr/local/cuda/lib64");
+	snprintf(dirs[nd++], sizeof dirs[0], "/usr/local/cuda/lib");
+	struct sites s = {.n = 0};
+	dl_iterate_phdr(find_sites, &s);
+	for (unsigned i = 0; i < s.n && nd + 2 <= N(dirs); i++) {
+		snprintf(dirs[nd++], sizeof dirs[0], "%s/nvidia/cu%d/lib", s.dir[i], major);
+		snprintf(dirs[nd++], sizeof dirs[0], "%s/nvidia/cuda_cupti/lib", s.dir[i]);
+	}
+	for (unsigned i = 0; i < nd; i++)
+		for (int m = major; m >= 12; m--) {
+			int k = snprintf(path, sizeof path, "%s/libcupti.so.%d", dirs[i], m);
+			if (k > 0 && (size_t)k < sizeof path && access(path, R_OK) == 0) {
+				void *h = try_open(path, where, n);
+				if (h)
+					return h;
+			}
+		}
+	for (int m = major; m >= 12; m--) {
+		snprintf(path, sizeof path, "libcupti.so.%d", m);
+		void *h = try_open(path, where, n);
+		if (h)
+			return h;
+	}
+	return NULL;
+}
+
+static const char *result_name(tlm_cupti_result r)
+{
+	const char *s = NULL;
+	if (api.result_string && api.result_string(r, &s) == TLM_CUPTI_SUCCESS && s)
+		return s;
+	return "unknown CUPTI error";
+}
+
+static void set_up(bool injected)
+{
+	bool verbose = tlm__cfg.cupti == TLM__CUPTI_ON;
+	if (tlm__cfg.disabled || tlm__cfg.cupti == TLM__CUPTI_OFF)
+		return;
+	/* CUPTI attaches through the driver's export tables: a driver without
+	 * them (a stub, tlm's simulator) cannot host it. Asked for explicitly, try. */
+	if (!verbose && !injected && !tlm__cfg.cupti_library[0] && !tlm__libcuda_sym("cuGetExportTable"))
+		return;
+	int version = 0;
+	CUresult (*get_version)(int *) = (CUresult(*)(int *))tlm__libcuda_sym("cuDriverGetVersion");
+	if (get_version)
+		get_version(&version);
+	char where[sizeof tlm__cfg.cupti_library + 32] = "";
+	void *h = open_cupti(version / 1000, where, sizeof where);
+	if (!h) {
+		if (verbose)
+			tlm__log("CUPTI not found; recording with interposition alone");
+		return;
+	}
+	tlm__resolve_dlsym();
+	*(void **)&api.subscribe = tlm__real_dlsym(h, "cuptiSubscribe");
+	*(void **)&api.subscribe_v2 = tlm__real_dlsym(h, "cuptiSubscribe_v2");
+	*(void **)&api.unsubscribe = tlm__real_dlsym(h, "cuptiUnsubscribe");
+	*(void **)&api.enable_callback = tlm__real_dlsym(h, "cuptiEnableCallback");
+	*(void **)&api.result_string = tlm__real_dlsym(h, "cuptiGetResultString");
+	*(void **)&api.version = tlm__real_dlsym(h, "cuptiGetVersion");
+	if (!api.enable_callback || (!api.subscribe && !api.subscribe_v2)) {
+		if (verbose)
+			tlm__log("CUPTI at %s lacks the callback API; recording with interposition alone", where);
+		return;
+	}
+	char holder[TLM_CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
+	tlm_cupti_result r;
+	if (api.subscribe_v2) {
+		uint32_t v = 0;
+		if (api.version)
+			api.version(&v);
+		bool multi = v >= TLM_CUPTI_API_VERSION_MULTI; /* 13.2: share CUPTI with other tools */
+		struct tlm_cupti_subscriber_params p = {
+			.structSize = multi ? TLM_CUPTI_SUBSCRIBER_PARAMS_SIZE_MULTI : TLM_CUPTI_SUBSCRIBER_PARAMS_SIZE,
+			.subscriberName = "tlm",
+			.oldSubscriberName = holder,
+			.oldSubscriberSize = sizeof holder,
+			.allowMultipleSubscribers = multi,
+		};
+		r = api.subscribe_v2(&subscriber, on_callback, NULL, &p);
+	} else {
+		r = api.subscribe(&subscriber, on_callback, NULL);
+	}
+	if (r == TLM_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		holder[sizeof holder - 1] = 0;
+		for (char *c = holder; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		if (holder[0])
+			tlm__log("CUPTI is held by another tool (%s); continuing with interposition alone", holder);
+		else
+			tlm__log("CUPTI is held by another tool; continuing with interposition alone");
+		return;
+	}
+	if (r != TLM_CUPTI_SUCCESS) {
+		if (verbose)
+			tlm__log("CUPTI: cuptiSubscribe failed (%s); recording with interposition alone", result_name(r));
+		return;
+	}
+	unsigned on = 0, want = 0;
+	for (size_t i = 0; i < N(driver_cbids); i++, want++)
+		on += api.enable_callback(1, subscriber, TLM_CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids[i]) ==
+		      TLM_CUPTI_SUCCESS;
+	for (size_t i = 0; i < N(runtime_cbids); i++, want++)
+		on += api.enable_callback(1, subscriber, TLM_CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids[i]) ==
+		      TLM_CUPTI_SUCCESS;
+	if (on == 0) {
+		if (api.unsubscribe)
+			api.unsubscribe(subscriber); /* ours, and useless: let another tool have it */
+		if (verbose)
+			tlm__log("CUPTI: no callback could be enabled; recording with interposition alone");
+		return;
+	}
+	if (verbose)
+		tlm__log("CUPTI: %s, %u of %u callbacks on", where, on, want);
+}
+
+static void set_up_once(bool injected)
+{
+	int expect = SETUP_IDLE;
+	if (!atomic_compare_exchange_strong(&setup_state, &expect, SETUP_BUSY))
+		return; /* done, or another thread is at it */
+	tlm__config_ensure();
+	tlm__depth++; /* CUDA calls made while CUPTI attaches are not the program's */
+	set_up(injected);
+	tlm__depth--;
+	atomic_store(&setup_state, SETUP_DONE);
+}
+
+void tlm__cupti_after_init(void)
+{
+	if (TLM_LIKELY(atomic_load_explicit(&setup_state, memory_order_relaxed) != SETUP_IDLE))
+		return;
+	set_up_once(false);
+}
+
+/* CUDA_INJECTION64_PATH=libtlm.so: the driver calls this inside cuInit. */
+TLM_EXPORT int InitializeInjection(void)
+{
+	set_up_once(true);
+	return 1;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_diff.c - `tlm diff [--format text|json] [--fail-on-growth BYTES]
+ * [-o FILE] BASE NEW`: what changed between two runs (src/diff/diff.h).
+ * docs/diff.md is the user guide.
+ *
+ * Exit codes: 0 the diff was written (and the gate, if any, passed); 1 the
+ * gate failed: leaked bytes grew by more than BYTES (the sites that grew are
+ * named on stderr); 2 an input cannot be read, is not a trace or a report,
+ * or has integrity errors (the diff is still written when both could be
+ * read); 64 bad usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "diff/diff.h"
+
+#define USAGE "usage: tlm diff [--format text|json] [--fail-on-growth BYTES] [-o FILE] BASE NEW\n"
+
+static const char help[] =
+	USAGE
+	"\n"
+	"Compares two runs, site by site. BASE and NEW are traces or `tlm report\n"
+	"--format json` files. Sites are matched by their symbolized frames\n"
+	"(function, file, line), never by addresses.\n"
+	"\n"
+	"options:\n"
+	"  -f, --format text|json     output format (default text)\n"
+	"  --fail-on-growth BYTES     exit 1 when leaked bytes grew by more than BYTES\n"
+	"                             (suffixes K, M, G: KiB, MiB, GiB)\n"
+	"  -o, --output FILE          write to FILE instead of stdout\n"
+	"  -h, --help                 show this help\n"
+	"\n"
+	"exit: 0 ok, 1 the gate failed, 2 an input is unreadable or damaged, 64 bad usage\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("tlm diff: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	fputs(USAGE, stderr);
+	return TLM_EXIT_USAGE;
+}
+
+/* "1000", "64K", "2M", "1G", "1KiB", ...; 0 on success. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	else if (*end == 'T' || *end == 't')
+		shift = 40;
+	if (shift) {
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B"))
+			end += strlen(end);
+	} else if (!strcmp(end, "B")) {
+		end++;
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int tlm_cmd_diff(int argc, char **argv)
+{
+	const char *paths[2] = {NULL, NULL}, *out = NULL, *format = "text";
+	bool gate = false, dashdash = false;
+	uint64_t gate_bytes = 0;
+	int npaths = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!dashdash && !strcmp(a, "--")) {
+			dashdash = true;
+		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {
+			if (++i >= argc)
+				return usage_error("%s needs a value (text or json)", a);
+			format = argv[i];
+		} else if (!dashdash && !strncmp(a, "--format=", 9)) {
+			format = a + 9;
+		} else if (!dashdash && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+			if (++i >= argc)
+				return usage_error("%s needs a file name", a);
+			out = argv[i];
+		} else if (!dashdash && !strncmp(a, "--output=", 9)) {
+			out = a + 9;
+		} else if (!dashdash && (!strcmp(a, "--fail-on-growth") || !strncmp(a, "--fail-on-growth=", 17))) {
+			const char *v = a[16] == '=' ? a + 17 : (++i < argc ? argv[i] : NULL);
+			if (!v)
+				return usage_error("%s needs a number of bytes", a);
+			if (parse_bytes(v, &gate_bytes))
+				return usage_error("--fail-on-growth: bad size '%s' (bytes, or with K, M, G)", v);
+			gate = true;
+		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			fputs(help, stdout);
+			return TLM_EXIT_OK;
+		} else if (!dashdash && a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else if (npaths < 2) {
+			paths[npaths++] = a;
+		} else {
+			return usage_error("too many arguments ('%s')", a);
+		}
+	}
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return usage_error("unknown format '%s' (text or json)", format);
+	if (npaths < 2)
+		return usage_error("%s", npaths ? "missing NEW" : "missing BASE and NEW");
+
+	struct tlm_diff_side side[2];
+	char err[256];
+	for (int i = 0; i < 2; i++) {
+		if (tlm_diff_load(paths[i], &side[i], err, sizeof err)) {
+			fprintf(stderr, "tlm diff: %s: %s\n", paths[i], err);
+			if (i)
+				tlm_diff_side_free(&side[0]);
+			return TLM_EXIT_DAMAGED;
+		}
+	}
+	struct tlm_diff d;
+	if (tlm_diff_compute(&side[0], &side[1], gate, gate_bytes, &d)) {
+		fprintf(stderr, "tlm diff: out of memory\n");
+		tlm_diff_side_free(&side[0]);
+		tlm_diff_side_free(&side[1]);
+		return TLM_EXIT_DAMAGED;
+	}
+	int code = TLM_EXIT_OK;
+	FILE *f = stdout;
+	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
+		fprintf(stderr, "tlm diff: %s: %s\n", out, strerror(errno));
+		code = TLM_EXIT_DAMAGED;
+	} else {
+		int rc = !strcmp(format, "json") ? tlm_diff_json(&d, f) : tlm_diff_text(&d, f);
+		if (f != stdout ? fclose(f) : fflush(f))
+			rc = -1;
+		if (rc) {
+			fprintf(stderr, "tlm diff: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
+			code = TLM_EXIT_DAMAGED;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (side[i].integrity_errors) {
+			fprintf(stderr, "tlm diff: %s: %llu integrity error%s (tlm info lists them)\n", paths[i],
+				(unsigned long long)side[i].integrity_errors, side[i].integrity_errors == 1 ? "" : "s");
+			code = TLM_EXIT_DAMAGED;
+		}
+	/* the gate is the verdict CI asks for: it wins over damage */
+	if (d.failed) {
+		tlm_diff_gate_message(&d, stderr);
+		code = TLM_EXIT_GATE;
+	}
+	tlm_diff_free(&d);
+	tlm_diff_side_free(&side[0]);
+	tlm_diff_side_free(&side[1]);
+	return code;
+}

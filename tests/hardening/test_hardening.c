@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_hardening.c - fault injection, end to end (suite 'hardening'): the
+ * hardening workload (hw_workload.c) runs under libtlm.so on the simulated
+ * driver and is killed with SIGKILL at random moments, forks while 64 threads
+ * allocate, takes a storm of signals, and makes CUDA calls after the final
+ * flush. Each run has a deadline (a deadlock fails instead of hanging).
+ *
+ * TLM_TEST_HW_SEED=N replays the random kill moments of a failed run (the
+ * seed is printed).
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hw.h"
+#include "hw_progress.h"
+
+static int under_tsan(void)
+{
+	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
+	return first && strstr(first, "tsan");
+}
+
+static int sanitized(void)
+{
+	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
+	return first && *first;
+}
+
+static void msleep(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void expect_exit0(const struct hw_proc *p)
+{
+	if (p->timed_out || !WIFEXITED(p->r.status) || WEXITSTATUS(p->r.status) != 0)
+		fprintf(stderr, "workload status %#x, stderr:\n%s\n", p->r.status, p->r.stderr_text);
+	assert_false(p->timed_out);
+	assert_true(WIFEXITED(p->r.status));
+	assert_int_equal(WEXITSTATUS(p->r.status), 0);
+}
+
+static unsigned long long note_ull(const struct run *r, const char *key)
+{
+	const char *v = e2e_note(r, key);
+	if (!v)
+		fprintf(stderr, "no note '%s' from the workload; stderr:\n%s\n", key, r->stderr_text);
+	assert_non_null(v);
+	return strtoull(v, NULL, 10);
+}
+
+static void expect_consistent(const struct trace *t)
+{
+	struct hw_replay rp;
+	hw_replay(t, &rp);
+	if (rp.unknown_frees || rp.double_allocs)
+		fprintf(stderr, "%s: %zu frees of unknown addresses, %zu allocations of live addresses\n", t->path,
+			rp.unknown_frees, rp.double_allocs);
+	assert_int_equal(rp.unknown_frees, 0);
+	assert_int_equal(rp.double_allocs, 0);
+}
+
+/* ---- (a) kill -9 at random moments of a busy multi-threaded run ------- */
+
+#define KILL_RUNS 20
+#define BUSY_THREADS 4
+#define DRAIN_MS 20
+
+static void test_kill9_random_moments(void **s)
+{
+	(void)s;
+	unsigned seed = getenv("TLM_TEST_HW_SEED") ? (unsigned)atoi(getenv("TLM_TEST_HW_SEED"))
+						    : (unsigned)(hw_now_ns() % 1000000);
+	fprintf(stderr, "kill9: seed %u (TLM_TEST_HW_SEED)\n", seed);
+	srand(seed);
+	/* the loss bound: what the writer had not drained when the process died.
+	 * The writer drains every DRAIN_MS; the slack covers a writer thread
+	 * that is not scheduled at once (4 busy threads on 2 cores, sanitizers) */
+	const double slack_ms = sanitized() ? 400 : 150;
+	double worst_gap = 0;
+	size_t worst_missing = 0, total_ev = 0;
+	char nth[8], drain[32];
+	snprintf(nth, sizeof nth, "%d", BUSY_THREADS);
+	snprintf(drain, sizeof drain, "TLM_DRAIN_MS=%d", DRAIN_MS);
+	for (int i = 0; i < KILL_RUNS; i++) {
+		unsigned delay = 5 + (unsigned)(rand() % 196);
+		const char *args[] = {"busy", nth, NULL};
+		const char *env[] = {drain, NULL};
+		struct hw_proc p;
+		assert_int_equal(hw_start(&p, args, env), 0);
+		/* from the first recorded event on (the trace file exists) */
+		char paths[4][512];
+		size_t n = 0;
+		for (int w = 0; w < 5000 && (n = e2e_traces(&p.r, paths, 4)) == 0; w++)
+			msleep(1);
+		assert_int_equal(n, 1);
+		msleep(delay);
+		uint64_t kill_ns = hw_now_ns();
+		kill(p.pid, SIGKILL);
+		hw_wait(&p, 30000);
+		assert_false(p.timed_out);
+		assert_true(WIFSIGNALED(p.r.status) && WTERMSIG(p.r.status) == SIGKILL);
+
+		/* what the workload had done: its progress page */
+		char pp[600];
+		snprintf(pp, sizeof pp, "%s/progress", p.r.dir);
+		int fd = open(pp, O_RDONLY);
+		assert_true(fd >= 0);
+		struct hw_progress *prog = mmap(NULL, sizeof *prog, PROT_READ, MAP_SHARED, fd, 0);
+		assert_true(prog != MAP_FAILED);
+		uint64_t calls = 0;
+		for (unsigned k = 0; k < prog->nthreads; k++)
+			calls += prog->t[k].calls;
+
+		struct trace t;
+		assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
+		assert_int_equal(e2e_load(&t, paths[0]), 0);
+		assert_int_equal(t.nerrors, 0);
+		assert_int_equal(t.state, TLM_TRACE_TRUNCATED);
+		assert_int_equal(t.nend, 0);
+		assert_int_equal(t.lost, 0);
+		expect_consistent(&t);
+		/* nothing recorded that was not done (a call in flight may be
+		 * recorded before its thread counted it) */
+		assert_true(t.nev <= calls + BUSY_THREADS);
+		uint64_t last = t.nev ? t.ev[t.nev - 1].time_ns : t.hdr.start_monotonic_ns;
+		double gap = kill_ns > last ? (double)(kill_ns - last) / 1e6 : 0;
+		size_t missing = calls > t.nev ? (size_t)(calls - t.nev) : 0;
+		fprintf(stderr, "kill9 %2d: killed %3u ms in: %8zu events on disk, %7zu not (the last %.1f ms)\n", i,
+			delay, t.nev, missing, gap);
+		if (gap > worst_gap)
+			worst_gap = gap;
+		if (missing > worst_missing)
+			worst_missing = missing;
+		total_ev += t.nev;
+		assert_true(gap <= DRAIN_MS + slack_ms);
+		munmap(prog, sizeof *prog);
+		close(fd);
+		e2e_free(&t);
+		hw_cleanup(&p);
+	}
+	fprintf(stderr, "kill9: %d runs, %zu events read back, at most the last %.1f ms (%zu events) missing\n",
+		KILL_RUNS, total_ev, worst_gap, worst_missing);
+}
+
+/* ---- (b) 64 threads allocate while main forks ------------------------- */
+
+/* forks: how many; pause_us: the allocating threads pause this long after
+ * every 32 pairs (0: flat out, so their rings are full and they wait for the
+ * writer when the forks come). */
+static void fork_storm(unsigned forks, unsigned pause_us)
+{
+	/* ThreadSanitizer cannot follow a child that starts threads (tlm's
+	 * writer) after a multi-threaded fork; the other builds run it */
+	if (under_tsan())
+		skip();
+	char nf[16], pz[16];
+	snprintf(nf, sizeof nf, "%u", forks);
+	snprintf(pz, sizeof pz, "%u", pause_us);
+	const char *args[] = {"forkstorm", "64", nf, pz, NULL};
+	struct hw_proc p;
+	assert_int_equal(hw_run(&p, args, NULL, 60000), 0);
+	expect_exit0(&p);
+	fprintf(stderr, "forkstorm: %u forks in %.2f s, %llu events in the parent\n", forks,
+		(double)(p.end_ns - p.start_ns) / 1e9, note_ull(&p.r, "events"));
+	assert_int_equal(note_ull(&p.r, "children_ok"), forks);
+	assert_true(note_ull(&p.r, "guarded") > 0);
+	int parent = (int)note_ull(&p.r, "parent");
+	char paths[32][512];
+	assert_int_equal(e2e_traces(&p.r, paths, 32), forks + 1);
+	size_t children = 0;
+	for (size_t k = 0; k < forks + 1; k++) {
+		struct trace t;
+		assert_int_equal(e2e_load(&t, paths[k]), 0);
+		assert_int_equal(t.nerrors, 0);
+		assert_int_equal(t.state, TLM_TRACE_CLEAN);
+		assert_int_equal(t.lost, 0);
+		expect_consistent(&t);
+		if ((int)t.hdr.pid == parent) {
+			/* every event of the parent, none of a child's */
+			assert_int_equal(t.nev, note_ull(&p.r, "events"));
+			for (size_t i = 0; i < t.nev; i++)
+				assert_int_equal(t.ev[i].size, t.ev[i].op == TLM_OP_ALLOC ? 4096 : 0);
+		} else {
+			/* a child: exactly its own 3 pairs, of its own size */
+			assert_int_equal((int)t.hdr.ppid, parent);
+			unsigned long long size = 0;
+			for (size_t i = 0; i < p.r.nnotes; i++) {
+				int pid;
+				unsigned long long sz;
+				if (sscanf(p.r.notes[i], "child %d %llu", &pid, &sz) == 2 && pid == (int)t.hdr.pid)
+					size = sz;
+			}
+			assert_true(size >= 700000 && size < 700000 + forks);
+			assert_int_equal(t.nev, 6);
+			for (size_t i = 0; i < 6; i++) {
+				assert_int_equal(t.ev[i].op, i % 2 ? TLM_OP_FREE : TLM_OP_ALLOC);
+				assert_int_equal(t.ev[i].size, i % 2 ? 0 : size);
+			}
+			children++;
+		}
+		e2e_free(&t);
+	}
+	assert_int_equal(children, forks);
+	hw_cleanup(&p);
+}
+
+static void test_fork_storm(void **s)
+{
+	(void)s;
+	fork_storm(20, 2000);
+}
+
+static void test_fork_storm_full_rings(void **s)
+{
+	(void)s;
+	fork_storm(4, 0);
+}
+
+/* ---- (c) a storm of signals at allocating threads --------------------- */
+
+static void signal_storm(const char *const *env)
+{
+	const char *args[] = {"sigstorm", "4", "1000", NULL};
+	struct hw_proc p;
+	assert_int_equal(hw_run(&p, args, env, 60000), 0);
+	expect_exit0(&p);
+	unsigned long long handled = note_ull(&p.r, "handled");
+	fprintf(stderr, "sigstorm: %llu signals sent, %llu handled, %llu events\n", note_ull(&p.r, "sent"), handled,
+		note_ull(&p.r, "events"));
+	assert_true(handled >= 1000);
+	char paths[4][512];
+	assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
+	struct trace t;
+	assert_int_equal(e2e_load(&t, paths[0]), 0);
+	assert_int_equal(t.nerrors, 0);
+	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	assert_int_equal(t.lost, 0);
+	assert_int_equal(t.nev, note_ull(&p.r, "events")); /* every event recorded */
+	expect_consistent(&t);
+	e2e_free(&t);
+	hw_cleanup(&p);
+}
+
+static void test_signal_storm(void **s)
+{
+	(void)s;
+	signal_storm(NULL);
+}
+
+/* The same with tiny rings and a slow writer: the threads spend their time
+ * waiting for room (futex waits, the 2 ms fallback drain) when the signals
+ * come. */
+static void test_signal_storm_full_rings(void **s)
+{
+	(void)s;
+	const char *env[] = {"TLM_RING_SIZE=256", "TLM_DEBUG_WRITER_DELAY_MS=5", NULL};
+	signal_storm(env);
+}
+
+/* ---- (d) CUDA calls after the final flush ------------------------------ */
+
+static void test_calls_from_atexit_and_destructor(void **s)
+{
+	(void)s;
+	const char *args[] = {"late", NULL};
+	const char *env[] = {"HW_LATE=1", NULL};
+	struct hw_proc p;
+	assert_int_equal(hw_run(&p, args, env, 30000), 0);
+	expect_exit0(&p);
+	assert_int_equal(note_ull(&p.r, "atexit1_done"), 1);
+	assert_int_equal(note_ull(&p.r, "atexit2_done"), 1);
+	assert_int_equal(note_ull(&p.r, "dtor_done"), 1);
+	assert_null(e2e_note(&p.r, "dtor_alloc_failed"));
+	/* main 1 pair, two atexit handlers 1 pair each, the destructor 3 */
+	assert_int_equal(p.r.ntruth, 12);
+	char paths[4][512];
+	assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
+	struct trace t;
+	assert_int_equal(e2e_load(&t, paths[0]), 0);
+	assert_int_equal(t.nerrors, 0);
+	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	fprintf(stderr, "late: %zu events (%zu after END), %llu counted lost\n", t.nev, t.events_after_end,
+		(unsigned long long)t.lost);
+	/* every call is in the trace or counted as lost */
+	assert_int_equal(t.nev + t.lost, p.r.ntruth);
+	if (t.lost == 0)
+		assert_int_equal(e2e_compare(&t, p.r.truth, p.r.ntruth), 0);
+	expect_consistent(&t);
+	e2e_free(&t);
+	hw_cleanup(&p);
+}
+
+/* ---- the hot path allocates nothing and takes no mutex ----------------- */
+
+static void count_run(int plain, unsigned long long out[3])
+{
+	const char *args[] = {"20000", NULL};
+	struct hw_proc p;
+	hw_program = getenv("TLM_TEST_HW_COUNT");
+	hw_no_preload = plain;
+	assert_int_equal(hw_run(&p, args, NULL, 60000), 0);
+	expect_exit0(&p);
+	out[0] = note_ull(&p.r, "malloc");
+	out[1] = note_ull(&p.r, "free");
+	out[2] = note_ull(&p.r, "mutex");
+	char paths[4][512];
+	assert_int_equal(e2e_traces(&p.r, paths, 4), plain ? 0 : 1);
+	hw_cleanup(&p);
+}
+
+static void test_hot_path_no_malloc_no_mutex(void **s)
+{
+	(void)s;
+	/* the sanitizer runtimes own malloc; the normal build checks this */
+	if (sanitized())
+		skip();
+	unsigned long long tlm[3], plain[3];
+	count_run(0, tlm);
+	count_run(1, plain);
+	fprintf(stderr, "hot path, 20000 pairs: malloc %llu/%llu, free %llu/%llu, mutex %llu/%llu (tlm/plain)\n",
+		tlm[0], plain[0], tlm[1], plain[1], tlm[2], plain[2]);
+	assert_int_equal(tlm[0], plain[0]);
+	assert_int_equal(tlm[1], plain[1]);
+	assert_int_equal(tlm[2], plain[2]);
+}
+
+/* ---- setuid/setgid processes: libtlm does nothing ---------------------- */
+
+/* Runs hw_secure as uid/gid 65534 from a setuid-root copy (secure = 1) or
+ * as root from a plain copy (secure = 0); returns the number of trace files
+ * it left, or -1 when the system cannot make a secure process here. */
+static int secure_run(int secure)
+{
+	char dir[] = "/tmp/tlm-hw-suid-XXXXXX", prog[300], out[400], cmd[1200], res[300];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(prog, sizeof prog, "%s/hw_secure", dir);
+	snprintf(res, sizeof res, "%s/result", dir);
+	snprintf(cmd, sizeof cmd, "cp %s %s && chmod %s %s", getenv("TLM_TEST_HW_SECURE"), prog,
+		 secure ? "4755" : "0755", prog);
+	assert_int_equal(system(cmd), 0);
+	snprintf(out, sizeof out, "TLM_OUTPUT=%s/t-%%p.trace", dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(res, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		if (secure && (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(9);
+		char *argv[] = {prog, (char *)getenv("TLM_TEST_LIBTLM"), (char *)getenv("TLM_TEST_LIBCUDART"), NULL};
+		char lib[600];
+		snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", getenv("TLM_TEST_SIMDIR"));
+		char *envp[] = {out, lib, "TLM_SUMMARY=0", NULL};
+		execve(prog, argv, envp);
+		_exit(127);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	char line[128] = "";
+	FILE *f = fopen(res, "r");
+	if (f) {
+		if (!fgets(line, sizeof line, f))
+			line[0] = 0;
+		fclose(f);
+	}
+	unsigned long sec = 9;
+	int r = -1;
+	int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && sscanf(line, "secure %lu result %d", &sec, &r) == 2;
+	if (!ok)
+		fprintf(stderr, "hw_secure: status %#x, output '%s'\n", st, line);
+	assert_true(ok);
+	int traces = 0;
+	snprintf(cmd, sizeof cmd, "ls %s | grep -c '^t-' > %s/count; true", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/count", dir);
+	f = fopen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%d", &traces) != 1)
+			traces = 0;
+		fclose(f);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	if ((unsigned long)secure != sec)
+		return -1; /* e.g. /tmp mounted nosuid */
+	fprintf(stderr, "hw_secure: AT_SECURE %lu, cudaMalloc -> %d, %d trace file(s)\n", sec, r, traces);
+	return traces;
+}
+
+static void test_setuid_process_ignored(void **s)
+{
+	(void)s;
+	if (geteuid() != 0)
+		skip(); /* needs root to make a setuid-root program */
+	/* control: the same program, not privileged, is recorded */
+	assert_int_equal(secure_run(0), 1);
+	int n = secure_run(1);
+	if (n < 0)
+		skip();
+	assert_int_equal(n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kill9_random_moments),
+		cmocka_unit_test(test_fork_storm),
+		cmocka_unit_test(test_fork_storm_full_rings),
+		cmocka_unit_test(test_signal_storm),
+		cmocka_unit_test(test_signal_storm_full_rings),
+		cmocka_unit_test(test_calls_from_atexit_and_destructor),
+		cmocka_unit_test(test_hot_path_no_malloc_no_mutex),
+		cmocka_unit_test(test_setuid_process_ignored),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
