@@ -79,6 +79,7 @@ static double run(char *self, const char *preload, const char *depth_env, int de
 		if (depth_env)
 			setenv("TLM_STACK_DEPTH", depth_env, 1);
 		setenv("TLM_OUTPUT", "/tmp/tlm-bench-%p.trace", 1);
+		setenv("TLM_SUMMARY", "0", 1);
 		char d[16], n[32];
 		snprintf(d, sizeof d, "%d", depth);
 		snprintf(n, sizeof n, "%lu", pairs);
