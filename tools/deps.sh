@@ -3,7 +3,8 @@
 # Only missing packages are installed, so a second run costs nothing.
 set -eu
 # clang + libclang-rt-14-dev: the fuzzing stage (libFuzzer) of tools/test.sh
-PKGS="gcc libc6-dev meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev"
+# chromium: the HTML report test draws the page in headless Chromium
+PKGS="gcc libc6-dev meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

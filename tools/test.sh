@@ -27,10 +27,13 @@ TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite shim --suite harde
 if command -v clang >/dev/null 2>&1; then
 	fuzz_s=${TLM_FUZZ_SECONDS:-60}
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
-		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
+		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
+		{ cat build-fuzz.setup.log; status=1; }
 	for h in reader report; do
-		[ -f "tests/fuzz/fuzz_$h.c" ] || continue
-		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >/dev/null || { status=1; continue; }
+		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
+		# only the harnesses (and what they link) are built with clang
+		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >build-fuzz.build.log 2>&1 ||
+			{ tail -60 build-fuzz.build.log; status=1; continue; }
 		work=$(mktemp -d)
 		cp tests/fuzz/corpus/reader/* "$work/"
 		echo "tlm: fuzzing $h for ${fuzz_s}s"

@@ -24,6 +24,8 @@ enum tlm_kind {
 	TLM_KIND_VMM_RESERVE = 4,
 	TLM_KIND_VMM_MAPPING = 5,
 	TLM_KIND_POOL = 6,
+	TLM_KIND_BLOCK = 7,     /* a block handed out by an allocator inside memory it reserved
+	                         * (PyTorch's caching allocator, docs/pytorch.md): device VA */
 	TLM_KIND_COUNT
 };
 
@@ -53,6 +55,8 @@ enum tlm_api {
 	TLM_API_cudaMallocAsync, TLM_API_cudaMallocAsync_ptsz,
 	TLM_API_cudaMallocFromPoolAsync, TLM_API_cudaMallocFromPoolAsync_ptsz,
 	TLM_API_cudaFree, TLM_API_cudaFreeHost, TLM_API_cudaFreeAsync, TLM_API_cudaFreeAsync_ptsz,
+	TLM_API_c10_reportMemoryUsageToProfiler, /* kind BLOCK: the caching allocator's tap */
+	TLM_API_c10_reportOutOfMemoryToProfiler,
 	TLM_API_COUNT /* < 256: the recorder keeps it in a byte */
 };
 
@@ -61,7 +65,13 @@ enum tlm_api {
 #define TLM_EVF_RUNTIME 0x2u   /* recorded at the runtime (cudart) layer */
 #define TLM_EVF_CUPTI 0x4u     /* seen only through CUPTI's callbacks: the call bypassed every
                                 * interposed entry point (docs/cupti.md) */
+#define TLM_EVF_NO_TOTALS 0x8u /* kind BLOCK: the allocator reported no totals (torch < 1.10):
+                                * aux is tlm's running sum of its blocks, stream 0 */
 
+/* Kind BLOCK (allocator layer), ops ALLOC and FREE: addr = block, size = block
+ * size (a failed ALLOC: the size the program asked for, result = 2), aux = the
+ * allocator's allocated bytes and stream = its reserved bytes on that device
+ * after the operation, as the allocator itself reported them. */
 struct tlm_event {
 	uint64_t time_ns;     /* CLOCK_MONOTONIC, see the header's clock pair */
 	uint64_t addr;        /* address or handle, see enum tlm_kind; 0 when a call failed */

@@ -13,6 +13,7 @@
 
 #define TEXT_ROWS 20
 #define TEXT_FRAMES 4
+#define GATE_FRAMES 3 /* enough to get past a helper such as a checked malloc */
 
 int64_t tlm_diff_sub(uint64_t after, uint64_t before)
 {
@@ -256,27 +257,26 @@ int tlm_diff_text(const struct tlm_diff *d, FILE *f)
 	tlm__line(f, "DEVICES: before -> after (delta)");
 	if (!d->ndev)
 		tlm__line(f, "  no memory was allocated in either run");
-	else
-		tlm__line(f, "%4s  %-11s %-30s %-30s %s", "dev", "kind", "peak reserved", "peak allocated",
-			  "frag at peak");
 	for (size_t i = 0; i < d->ndev; i++) {
 		const struct tlm_diff_devrow *r = &d->dev[i];
-		char pr[128], pa[128], fr[128], dev[16];
-		dev_cell(pr, sizeof pr, r->before, r->after, 0);
-		dev_cell(pa, sizeof pa, r->before, r->after, 1);
-		dev_cell(fr, sizeof fr, r->before, r->after, 2);
+		char cell[128], dev[24];
 		if (r->device < 0)
 			snprintf(dev, sizeof dev, "host");
 		else
-			snprintf(dev, sizeof dev, "%d", r->device);
-		tlm__line(f, "%4s  %-11s %-30s %-30s %s", dev, r->kind, pr, pa, fr);
+			snprintf(dev, sizeof dev, "device %d", r->device);
+		tlm__line(f, "  %s, %s%s", dev, r->kind, !r->before ? " (new)" : !r->after ? " (gone)" : "");
+		dev_cell(cell, sizeof cell, r->before, r->after, 0);
+		tlm__line(f, "    peak reserved    %s", cell);
+		dev_cell(cell, sizeof cell, r->before, r->after, 1);
+		tlm__line(f, "    peak allocated   %s", cell);
+		dev_cell(cell, sizeof cell, r->before, r->after, 2);
+		tlm__line(f, "    frag at peak     %s", cell);
 	}
 	if (d->gate) {
-		char g[32], t[32];
+		char g[32];
 		tlm__line(f, "%s", "");
 		tlm__line(f, "gate: leaked bytes %s, limit +%" PRIu64 " B: %s",
 			  signed_human(g, sizeof g, d->leak_growth), d->gate_bytes, d->failed ? "FAILED" : "passed");
-		(void)t;
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -292,15 +292,19 @@ void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
 		const struct tlm_diff_row *r = &d->leaks[i];
 		if (r->delta_bytes <= 0)
 			continue;
-		char buf[512] = "(no stack recorded)";
+		tlm__line(f, "  %s on device %d (%s site, %" PRIu64 " -> %" PRIu64 " B):", signed_human(g, sizeof g, r->delta_bytes),
+			  r->device, status_name(r->status), r->before_bytes, r->after_bytes);
 		const struct tlm_jv *st = row_stack(r);
-		if (tlm_jv_len(st)) {
+		size_t n = tlm_jv_len(st);
+		if (!n)
+			tlm__line(f, "        (no stack recorded)");
+		for (size_t k = 0; k < n && k < GATE_FRAMES; k++) {
+			char buf[512];
 			struct tlm_frame fr;
-			frame_of(tlm_jv_at(st, 0), &fr);
+			frame_of(tlm_jv_at(st, k), &fr);
 			tlm__frame_text(buf, sizeof buf, &fr);
+			tlm__line(f, "        %s %s", k ? "from" : "at  ", buf);
 		}
-		tlm__line(f, "  %s site on device %d grew by %s: %s", status_name(r->status), r->device,
-			  signed_human(g, sizeof g, r->delta_bytes), buf);
 	}
 }
 

@@ -84,6 +84,8 @@ static void at_peaks(struct tlm__acct *a, uint64_t t)
 		a->peak_reserved_ev = a->ev;
 		a->frag_at_peak = tlm__acct_frag(a);
 		a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
+		/* the replay settles it where the blocks inside are known (replay.c) */
+		a->peak_pending = true;
 	}
 	if (a->allocated > a->peak_allocated) {
 		a->peak_allocated = a->allocated;

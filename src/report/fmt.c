@@ -6,6 +6,15 @@
 
 #include "render.h"
 
+uint64_t tlm__clamp_u64(double v)
+{
+	if (!(v > 0)) /* also NaN */
+		return 0;
+	if (v >= 18446744073709551615.0)
+		return UINT64_MAX;
+	return (uint64_t)v;
+}
+
 char *tlm__human(char *buf, size_t n, uint64_t b)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

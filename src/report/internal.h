@@ -24,7 +24,7 @@ enum tlm__ns {
 	TLM__NS_VMM_PHYS = 3, /* cuMemCreate handles */
 	TLM__NS_VMM_RESV = 4, /* cuMemAddressReserve ranges: no bytes */
 	TLM__NS_VMM_MAP = 5,  /* cuMemMap ranges: no bytes (the handle holds them) */
-	TLM__NS_BLOCK = 6,    /* allocator-layer blocks (a later allocator tap) */
+	TLM__NS_BLOCK = 6,    /* allocator-layer blocks (kind BLOCK: PyTorch's allocator tap) */
 };
 
 enum tlm__layer { TLM__LAYER_NONE = 0, TLM__LAYER_DRIVER = 1, TLM__LAYER_BLOCK = 2 };
@@ -138,6 +138,13 @@ struct tlm__acct {
 	uint64_t ev;                /* ordinal of the event being accounted (set by the replay) */
 	uint64_t peak_reserved_ev;  /* ev when peak_reserved was first reached */
 	struct tlm__series *ts;     /* memory over time; NULL past TLM__SERIES_ACCTS or on ENOMEM */
+	/* With a tap, fragmentation at a new reserved peak is taken once the
+	 * allocator has placed the block it took the segment for: at the next
+	 * block event, or before the next driver event (replay.c). */
+	bool peak_pending;
+	uint64_t last_block_ev;     /* ordinal of the last successful block event (OOM folding) */
+	bool tap_totals;            /* block events carried the allocator's own totals */
+	uint64_t tap_peak_allocated, tap_peak_reserved; /* the highest totals they carried */
 };
 
 struct tlm__accts {
@@ -196,6 +203,12 @@ struct tlm__replay {
 	struct tlm_report_site *snap; /* survivors grouped by (device, stack) */
 	size_t nsnap;
 	int oom_error;             /* ENOMEM while growing */
+	/* cudaMallocAsync probes (PyTorch's cacheInfo halves a failed size until
+	 * one fits): the last failed async allocation, until the thread's next
+	 * allocation says whether it was one. */
+	bool probe_pending;
+	uint32_t probe_thread;
+	uint64_t probe_stream, probe_size, probe_ev;
 };
 
 int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep);
@@ -203,6 +216,10 @@ void tlm__replay_fini(struct tlm__replay *rp);
 void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev);
 /* The END record: the run ends at t (events after it are still accounted). */
 void tlm__replay_end(struct tlm__replay *rp, uint64_t t);
+/* Largest free gap inside the live segments (driver allocations) of a device,
+ * given the live blocks inside them (blocks count against the segment that
+ * holds their start; gaps never span two segments). */
+uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind);
 /* Hook for a "run is over" marker (e.g. Python finalization began): fixes the
  * end of the run at t and takes the live-at-end snapshot now, so frees made
  * during teardown do not hide what was live. */

@@ -20,6 +20,8 @@ const char *tlm__verdict_name(int v);
 
 /* "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (one decimal). */
 char *tlm__human(char *buf, size_t n, uint64_t bytes);
+/* a rate as bytes for tlm__human: negative or NaN -> 0, too large -> UINT64_MAX */
+uint64_t tlm__clamp_u64(double v);
 /* Seconds since the trace start: "12.345s". */
 char *tlm__secs(char *buf, size_t n, int64_t ns);
 /* Basename of a path (the path itself when it has no '/'). */
@@ -34,6 +36,9 @@ void tlm__line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void tlm__command_line(FILE *f, const char *prefix, const char *path);
 /* One "note: ..." line for a trace that did not end cleanly, else nothing. */
 void tlm__exit_note(FILE *f, const struct tlm_report *r);
+/* The name of a (device, kind) track in the exports: "device 0",
+ * "device 0 managed", "host pinned". */
+void tlm__track_name(char *buf, size_t n, int device, int kind);
 /* "func (file.c:12) [module]" for a frame, into buf (cut by tlm__line later). */
 void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr);
 

@@ -18,8 +18,6 @@
 #include "json_out.h"
 #include "render.h"
 
-void tlm__track_name(char *buf, size_t n, int device, int kind); /* render_chrome.c */
-
 /* Writes s with ';' -> ':', control bytes -> '?', invalid UTF-8 -> '?'. */
 static void clean(FILE *f, const char *s)
 {

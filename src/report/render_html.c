@@ -24,8 +24,6 @@
 #include "render.h"
 #include "tlm_config.h"
 
-void tlm__track_name(char *buf, size_t n, int device, int kind); /* render_chrome.c */
-
 #define CHART_W 960
 #define CHART_H 240
 #define PAD_L 78
@@ -126,8 +124,10 @@ static void short_frame(FILE *f, const struct tlm_frame *fr)
 {
 	if (fr->function)
 		html(f, fr->function);
-	else if (fr->module)
-		fprintf(f, "%s+0x%" PRIx64, tlm__base(fr->module), fr->module_offset);
+	else if (fr->module) {
+		html(f, tlm__base(fr->module));
+		fprintf(f, "+0x%" PRIx64, fr->module_offset);
+	}
 	else
 		fprintf(f, "0x%" PRIx64, fr->ip);
 	if (fr->file) {

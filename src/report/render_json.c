@@ -112,6 +112,7 @@ static void counters(struct tlm__json *j, const struct tlm_report *r)
 	ku(j, "ooms_total", r->ooms_total);
 	ku(j, "unknown_events", r->unknown_events);
 	ku(j, "churn_untracked_frees", r->churn_untracked);
+	ku(j, "probe_failures", r->probe_failures);
 	tlm__json_key(j, "pool_events");
 	tlm__json_obj(j);
 	ku(j, "create", r->pool_creates);
@@ -145,6 +146,15 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 			tlm__json_null(j);
 		ku(j, "allocations", d->allocs);
 		ku(j, "frees", d->frees);
+		tlm__json_key(j, "allocator_reported");
+		if (d->allocator_totals) {
+			tlm__json_obj(j);
+			ku(j, "peak_allocated_bytes", d->allocator_peak_allocated);
+			ku(j, "peak_reserved_bytes", d->allocator_peak_reserved);
+			tlm__json_obj_end(j);
+		} else {
+			tlm__json_null(j);
+		}
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
@@ -201,6 +211,9 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 			tlm__json_null(j);
 		tlm__json_key(j, "verdict");
 		tlm__json_str(j, tlm__verdict_name(o->verdict));
+		tlm__json_key(j, "source");
+		tlm__json_str(j, o->allocator ? "allocator" : "driver");
+		ku(j, "driver_failures", o->driver_failures);
 		frames(j, r, o->stack_id);
 		tlm__json_obj_end(j);
 	}

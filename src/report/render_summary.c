@@ -54,7 +54,7 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 			char w[512];
 			where(w, sizeof w, r, r->leaks[i].stack_id);
 			tlm__line(f, "  %10s in %-6" PRIu64 " +%s/s  %s", tlm__human(a, sizeof a, r->leaks[i].bytes),
-				  r->leaks[i].count, tlm__human(b, sizeof b, (uint64_t)r->leaks[i].rate), w);
+				  r->leaks[i].count, tlm__human(b, sizeof b, tlm__clamp_u64(r->leaks[i].rate)), w);
 		}
 	} else {
 		tlm__line(f, "leaks: none");

@@ -94,6 +94,14 @@ static void memory(FILE *f, const struct tlm_report *r)
 	}
 	tlm__line(f, "  frag = 1 - allocated/reserved at the reserved peak; ext = 1 - largest free gap / free");
 	tlm__line(f, "  inside reserved memory ('-': blocks unknown without an allocator tap)");
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct tlm_report_device *d = &r->devices[i];
+		char a[32], b[32];
+		if (d->allocator_totals)
+			tlm__line(f, "  dev %d: PyTorch's allocator reported peaks of %s allocated, %s reserved", d->device,
+				  tlm__human(a, sizeof a, d->allocator_peak_allocated),
+				  tlm__human(b, sizeof b, d->allocator_peak_reserved));
+	}
 }
 
 static void site_head(FILE *f, size_t i, const struct tlm_report_site *s, const char *what)
@@ -153,7 +161,7 @@ static void leaks(FILE *f, struct tlm_report *r)
 		  r->nleaks == 1 ? "" : "s", tlm__human(h, sizeof h, b), c);
 	for (size_t i = 0; i < r->nleaks && i < TEXT_SITES; i++) {
 		char rate[48], hr[32];
-		snprintf(rate, sizeof rate, ", +%s/s", tlm__human(hr, sizeof hr, (uint64_t)r->leaks[i].rate));
+		snprintf(rate, sizeof rate, ", +%s/s", tlm__human(hr, sizeof hr, tlm__clamp_u64(r->leaks[i].rate)));
 		site_head(f, i, &r->leaks[i], rate);
 		stack_lines(f, r, r->leaks[i].stack_id);
 	}
@@ -196,6 +204,9 @@ static void ooms(FILE *f, struct tlm_report *r)
 			  tlm__human(df, sizeof df, o->device_free));
 		tlm__line(f, "      reserved but free %s (largest gap %s), fragmentation %.2f",
 			  tlm__human(rf, sizeof rf, o->reserved_free), tlm__human(lf, sizeof lf, o->largest_free), o->frag);
+		if (o->allocator)
+			tlm__line(f, "      reported by PyTorch's allocator; %" PRIu64 " failed driver request%s on the way",
+				  o->driver_failures, o->driver_failures == 1 ? "" : "s");
 		verdict_line(f, o);
 		stack_lines(f, r, o->stack_id);
 	}

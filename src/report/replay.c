@@ -48,6 +48,7 @@ static int mkind_of(unsigned kind)
 	case TLM_KIND_MANAGED: return TLM_MEM_MANAGED;
 	case TLM_KIND_HOST_PINNED: return TLM_MEM_HOST_PINNED;
 	case TLM_KIND_VMM_PHYSICAL: return TLM_MEM_DEVICE;
+	case TLM_KIND_BLOCK: return TLM_MEM_DEVICE;
 	default: return -1;
 	}
 }
@@ -61,6 +62,7 @@ static uint8_t ns_of(unsigned kind)
 	case TLM_KIND_VMM_PHYSICAL: return TLM__NS_VMM_PHYS;
 	case TLM_KIND_VMM_RESERVE: return TLM__NS_VMM_RESV;
 	case TLM_KIND_VMM_MAPPING: return TLM__NS_VMM_MAP;
+	case TLM_KIND_BLOCK: return TLM__NS_BLOCK;
 	default: return TLM__NS_EMPTY;
 	}
 }
@@ -75,35 +77,116 @@ static struct tlm__acct *acct(struct tlm__replay *rp, int device, int mkind)
 	return a;
 }
 
+/* ---- the layout of blocks inside segments -------------------------------- */
+
+struct ival { uint64_t start, end; };
+
+static int by_start(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind)
+{
+	size_t ns = 0, nb = 0;
+	for (size_t i = 0; i <= m->mask; i++) {
+		const struct tlm__live *e = &m->slot[i];
+		if (e->device != device || e->mkind != mkind)
+			continue;
+		ns += e->ns == TLM__NS_DEVVA;
+		nb += e->ns == TLM__NS_BLOCK;
+	}
+	if (!ns)
+		return 0;
+	struct ival *seg = malloc((ns + nb) * sizeof *seg), *blk = seg + ns;
+	if (!seg)
+		return 0;
+	size_t s = 0, b = 0;
+	for (size_t i = 0; i <= m->mask; i++) {
+		const struct tlm__live *e = &m->slot[i];
+		if (e->device != device || e->mkind != mkind)
+			continue;
+		struct ival v = {e->addr, e->addr + e->size < e->addr ? UINT64_MAX : e->addr + e->size};
+		if (e->ns == TLM__NS_DEVVA)
+			seg[s++] = v;
+		else if (e->ns == TLM__NS_BLOCK)
+			blk[b++] = v;
+	}
+	qsort(seg, ns, sizeof *seg, by_start);
+	qsort(blk, nb, sizeof *blk, by_start);
+	/* Sweep: each segment's free gaps lie between the blocks that start in it. */
+	uint64_t best = 0;
+	size_t j = 0;
+	for (size_t i = 0; i < ns; i++) {
+		while (j < nb && blk[j].start < seg[i].start)
+			j++; /* blocks outside every segment (allocated before tlm) */
+		uint64_t at = seg[i].start;
+		for (; j < nb && blk[j].start < seg[i].end; j++) {
+			if (blk[j].start > at && blk[j].start - at > best)
+				best = blk[j].start - at;
+			if (blk[j].end > at)
+				at = blk[j].end;
+		}
+		if (seg[i].end > at && seg[i].end - at > best)
+			best = seg[i].end - at;
+	}
+	free(seg);
+	return best;
+}
+
+/* Fragmentation at a new reserved peak, once the blocks are placed. */
+static void settle(struct tlm__replay *rp, struct tlm__acct *a)
+{
+	if (!a->peak_pending)
+		return;
+	a->peak_pending = false;
+	a->frag_at_peak = tlm__acct_frag(a);
+	if (a->has_blocks)
+		a->free_gap_largest = tlm__largest_gap(&rp->live, a->device, a->mkind);
+	a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
+}
+
 /* Ends a live allocation at time t; completed ones feed churn. */
 static void release(struct tlm__replay *rp, struct tlm__live *e, uint64_t t, bool completed)
 {
 	if (e->mkind != 0xff) {
 		struct tlm__acct *a = acct(rp, e->device, e->mkind);
 		if (a) {
-			if (e->ns == TLM__NS_BLOCK)
+			if (e->ns == TLM__NS_BLOCK) {
 				tlm__acct_block(a, false, e->size, t);
-			else
+			} else {
+				settle(rp, a);
 				tlm__acct_driver(a, false, e->size, t);
+			}
 		}
-		if (completed)
+		/* A block cycle costs no driver call: not churn. */
+		if (completed && e->ns != TLM__NS_BLOCK)
 			tlm__churn_add(&rp->churn, e->device, e->stack_id, e->size, t);
 	}
 	tlm__live_del(&rp->live, e);
 }
 
-static void oom(struct tlm__replay *rp, const struct tlm_event *ev, int mk)
+static void verdict(struct tlm_report_oom *o)
+{
+	uint64_t avail = o->reserved_free + o->device_free;
+	if (avail < o->reserved_free)
+		avail = UINT64_MAX;
+	o->verdict = avail >= o->requested ? TLM_OOM_FRAGMENTATION : TLM_OOM_EXHAUSTION;
+}
+
+static struct tlm_report_oom *oom(struct tlm__replay *rp, const struct tlm_event *ev, int mk)
 {
 	struct tlm_report *rep = rp->rep;
 	rep->ooms_total++;
 	if (rep->nooms >= TLM_REPORT_MAX_OOMS)
-		return;
+		return NULL;
 	if (rep->nooms == rp->oom_cap) {
 		size_t cap = rp->oom_cap ? rp->oom_cap * 2 : 16;
 		struct tlm_report_oom *n = realloc(rep->ooms, cap * sizeof *n);
 		if (!n) {
 			rp->oom_error = ENOMEM;
-			return;
+			return NULL;
 		}
 		rep->ooms = n;
 		rp->oom_cap = cap;
@@ -117,32 +200,121 @@ static void oom(struct tlm__replay *rp, const struct tlm_event *ev, int mk)
 	o->time_ns = (int64_t)ev->time_ns; /* absolute until finish */
 	o->requested = ev->size;
 	o->device_free = ev->device_free;
+	o->thread = ev->thread;
+	o->event = rep->events;
+	o->allocator = ev->kind == TLM_KIND_BLOCK;
 	if (a) {
 		o->reserved = a->reserved;
 		o->allocated = a->allocated;
 		o->frag = tlm__acct_frag(a);
-		o->ext_known = tlm__acct_ext_frag(a, &o->ext_frag);
 		/* Without a tap nothing inside reserved memory is known to be free. */
 		if (a->has_blocks) {
+			a->free_gap_largest = tlm__largest_gap(&rp->live, a->device, a->mkind);
 			o->reserved_free = a->reserved > a->allocated ? a->reserved - a->allocated : 0;
 			o->largest_free = a->free_gap_largest;
 		}
+		o->ext_known = tlm__acct_ext_frag(a, &o->ext_frag);
 	}
-	uint64_t avail = o->reserved_free + o->device_free;
-	if (avail < o->reserved_free)
-		avail = UINT64_MAX;
-	o->verdict = avail >= o->requested ? TLM_OOM_FRAGMENTATION : TLM_OOM_EXHAUSTION;
+	verdict(o);
+	return o;
+}
+
+/* The allocator's OOM: the driver failures it met on the way (its segment
+ * requests, its retries after freeing cached blocks: driver-layer OOMs on
+ * the same thread and device since the device's last block event, within
+ * TLM__FOLD_NS) are folded into it; it keeps the size the program asked for
+ * and the device free memory the last of them saw. */
+#define TLM__FOLD_NS 10000000000ull
+static void allocator_oom(struct tlm__replay *rp, const struct tlm_event *ev)
+{
+	struct tlm_report *rep = rp->rep;
+	struct tlm__acct *a = acct(rp, ev->device, TLM_MEM_DEVICE);
+	uint64_t since = a ? a->last_block_ev : 0, folded = 0, dfree = 0;
+	bool have_free = false;
+	size_t keep = rep->nooms;
+	for (size_t i = rep->nooms; i-- > 0;) {
+		const struct tlm_report_oom *o = &rep->ooms[i];
+		if (o->event <= since)
+			break;
+		if (!o->allocator && o->device == ev->device && o->kind == TLM_MEM_DEVICE &&
+		    o->thread == ev->thread && ev->time_ns - (uint64_t)o->time_ns <= TLM__FOLD_NS) {
+			if (!have_free) {
+				dfree = o->device_free;
+				have_free = true;
+			}
+			folded++;
+			memmove(&rep->ooms[i], &rep->ooms[i + 1], (keep - i - 1) * sizeof *o);
+			keep--;
+		}
+	}
+	rep->nooms = keep;
+	rep->ooms_total -= folded;
+	struct tlm_report_oom *o = oom(rp, ev, TLM_MEM_DEVICE);
+	if (!o)
+		return;
+	o->driver_failures = folded;
+	if (have_free && !o->device_free) {
+		o->device_free = dfree;
+		verdict(o);
+	}
+}
+
+static bool async_api(unsigned api)
+{
+	switch (api) {
+	case TLM_API_cudaMallocAsync: case TLM_API_cudaMallocAsync_ptsz:
+	case TLM_API_cudaMallocFromPoolAsync: case TLM_API_cudaMallocFromPoolAsync_ptsz:
+	case TLM_API_cuMemAllocAsync: case TLM_API_cuMemAllocAsync_ptsz:
+	case TLM_API_cuMemAllocFromPoolAsync: case TLM_API_cuMemAllocFromPoolAsync_ptsz:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* PyTorch's cudaMallocAsync backend probes (cacheInfo): a failed async
+ * allocation followed, on the same thread and stream, by one of half its
+ * size was a probe, not an OOM. */
+static void probe_check(struct tlm__replay *rp, const struct tlm_event *ev)
+{
+	struct tlm_report *rep = rp->rep;
+	if (!rp->probe_pending || ev->thread != rp->probe_thread)
+		return;
+	rp->probe_pending = false;
+	if (!async_api(ev->api) || ev->stream != rp->probe_stream || ev->size != rp->probe_size >> 1)
+		return;
+	rep->probe_failures++;
+	rep->ooms_total--;
+	for (size_t i = rep->nooms; i-- > 0;)
+		if (rep->ooms[i].event == rp->probe_ev) {
+			memmove(&rep->ooms[i], &rep->ooms[i + 1], (rep->nooms - i - 1) * sizeof rep->ooms[i]);
+			rep->nooms--;
+			break;
+		}
 }
 
 static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 {
 	struct tlm_report *rep = rp->rep;
 	int mk = mkind_of(ev->kind);
+	bool block = ev->kind == TLM_KIND_BLOCK;
+	if (!block)
+		probe_check(rp, ev);
 	if (ev->result) {
-		if (mk >= 0 && ev->result == 2) /* CUDA_ERROR_OUT_OF_MEMORY = cudaErrorMemoryAllocation */
+		if (block && ev->result == 2) {
+			allocator_oom(rp, ev);
+		} else if (mk >= 0 && ev->result == 2) { /* CUDA_ERROR_OUT_OF_MEMORY = cudaErrorMemoryAllocation */
 			oom(rp, ev, mk);
-		else
+			if (async_api(ev->api)) {
+				rp->probe_pending = true;
+				rp->probe_thread = ev->thread;
+				rp->probe_stream = ev->stream;
+				rp->probe_size = ev->size;
+				rp->probe_ev = rep->events;
+			}
+		} else {
 			rep->failed_allocations++;
+		}
 		return;
 	}
 	uint8_t ns = ns_of(ev->kind);
@@ -161,9 +333,31 @@ static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 	}
 	if (mk >= 0) {
 		struct tlm__acct *a = acct(rp, ev->device, mk);
-		if (a)
+		if (!a)
+			return;
+		if (block) {
+			tlm__acct_block(a, true, ev->size, ev->time_ns);
+			settle(rp, a);
+		} else {
+			settle(rp, a);
 			tlm__acct_driver(a, true, ev->size, ev->time_ns);
+		}
 	}
+}
+
+/* The totals a tap event carries: the allocator's own view, kept to compare. */
+static void tap_totals(struct tlm__replay *rp, const struct tlm_event *ev)
+{
+	if (ev->result || (ev->flags & TLM_EVF_NO_TOTALS))
+		return;
+	struct tlm__acct *a = acct(rp, ev->device, TLM_MEM_DEVICE);
+	if (!a)
+		return;
+	a->tap_totals = true;
+	if (ev->aux > a->tap_peak_allocated)
+		a->tap_peak_allocated = ev->aux;
+	if (ev->stream > a->tap_peak_reserved)
+		a->tap_peak_reserved = ev->stream;
 }
 
 static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
@@ -178,7 +372,10 @@ static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		rep->unmatched_frees++;
 		return;
 	}
+	struct tlm__acct *a = e->ns == TLM__NS_BLOCK && e->mkind != 0xff ? acct(rp, e->device, e->mkind) : NULL;
 	release(rp, e, ev->time_ns, true);
+	if (a)
+		settle(rp, a);
 }
 
 void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev)
@@ -194,6 +391,14 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		rp->last_t = ev->time_ns;
 	}
 	bool known_kind = ns_of(ev->kind) != TLM__NS_EMPTY;
+	if (ev->kind == TLM_KIND_BLOCK && (ev->op == TLM_OP_ALLOC || ev->op == TLM_OP_FREE)) {
+		tap_totals(rp, ev);
+		if (!ev->result) {
+			struct tlm__acct *a = acct(rp, ev->device, TLM_MEM_DEVICE);
+			if (a)
+				a->last_block_ev = rep->events;
+		}
+	}
 	switch (ev->op) {
 	case TLM_OP_ALLOC:
 		if (known_kind)
@@ -231,6 +436,7 @@ static void snapshot(struct tlm__replay *rp)
 	rp->snapped = true;
 	for (size_t i = 0; i < rp->accts.n; i++) {
 		struct tlm__acct *a = &rp->accts.a[i];
+		settle(rp, a);
 		a->end_reserved = a->reserved;
 		a->end_live_bytes = a->allocated;
 		a->end_live_count = a->has_blocks ? a->block_count : a->driver_count;
@@ -329,6 +535,13 @@ int tlm__replay_finish(struct tlm__replay *rp)
 		d->allocs = a->allocs;
 		d->frees = a->frees;
 		d->peak_reserved_event = a->peak_reserved_ev;
+		settle(rp, &rp->accts.a[i]); /* a marker may have snapped before the last peak */
+		d->frag_at_peak = a->frag_at_peak;
+		d->ext_known = a->ext_at_peak_known;
+		d->ext_frag_at_peak = a->ext_frag_at_peak;
+		d->allocator_totals = a->tap_totals;
+		d->allocator_peak_allocated = a->tap_peak_allocated;
+		d->allocator_peak_reserved = a->tap_peak_reserved;
 		if (a->ts && tlm__series_points(a->ts, rp->start, &d->points, &d->npoints))
 			return -1;
 	}
@@ -352,7 +565,8 @@ int tlm__replay_finish(struct tlm__replay *rp)
 			continue;
 		struct tlm_report_site *l = &rep->leaks[rep->nleaks++];
 		*l = *s;
-		l->rate = (double)s->bytes / seconds(s->first_ns, s->last_ns);
+		double span = seconds(s->first_ns, s->last_ns);
+		l->rate = span > 0 ? (double)s->bytes / span : 0.0; /* all at one instant: no rate */
 	}
 
 	/* Churn: groups with at least TLM__CHURN_MIN_CYCLES completed cycles. */

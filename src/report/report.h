@@ -62,6 +62,9 @@ struct tlm_report_device {
 	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved; valid if ext_known */
 	uint64_t allocs, frees;          /* successful driver-layer operations */
 	uint64_t peak_reserved_event;    /* ordinal (1-based) of the event that first reached the peak */
+	bool allocator_totals;           /* an allocator tap reported its own totals here */
+	uint64_t allocator_peak_allocated; /* the highest allocated / reserved totals it reported */
+	uint64_t allocator_peak_reserved;
 	size_t npoints;                  /* memory over time, <= TLM_REPORT_MAX_POINTS, time order */
 	struct tlm_report_point *points; /* NULL when not kept (see export.h) */
 };
@@ -91,6 +94,10 @@ struct tlm_report_oom {
 	bool ext_known;
 	double ext_frag;
 	int verdict;                     /* enum tlm_oom_verdict */
+	bool allocator;                  /* reported by an allocator tap (reportOutOfMemoryToProfiler) */
+	uint64_t driver_failures;        /* allocator: its failed driver requests folded into this one */
+	uint32_t thread;                 /* trace thread index */
+	uint64_t event;                  /* ordinal (1-based) of the failed allocation */
 };
 
 struct tlm__report_priv;
@@ -119,6 +126,7 @@ struct tlm_report {
 	uint64_t pool_creates, pool_destroys, pool_trims;
 	uint64_t unknown_events;         /* ops/kinds this version does not know */
 	uint64_t churn_untracked;        /* frees not grouped: churn table full */
+	uint64_t probe_failures;         /* failed cudaMallocAsync probes (PyTorch's cacheInfo): not OOMs */
 	/* sections, sorted as documented */
 	size_t ndevices;
 	struct tlm_report_device *devices;   /* by device, then kind */

@@ -105,7 +105,10 @@ int tlm__series_points(const struct tlm__series *s, uint64_t start, struct tlm_r
 	*n = 0;
 	if (!s->nb)
 		return 0;
-	struct tlm_report_point *p = malloc(2 * s->nb * sizeof *p);
+	size_t cap = 0;
+	for (size_t i = 0; i < s->nb; i++)
+		cap += s->b[i].n > 1 ? 2 : s->b[i].n;
+	struct tlm_report_point *p = malloc(cap * sizeof *p);
 	if (!p)
 		return -1;
 	size_t k = 0;

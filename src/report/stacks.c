@@ -48,7 +48,8 @@ int tlm__stacks_add(struct tlm__stacks *s, uint32_t id, const uint64_t *ip, uint
 {
 	if (reserve((void **)&s->ip, &s->capip, s->nip + depth, sizeof *s->ip))
 		return -1;
-	memcpy(s->ip + s->nip, ip, depth * sizeof *ip);
+	if (depth) /* a depth-0 stack may come with no array at all */
+		memcpy(s->ip + s->nip, ip, depth * sizeof *ip);
 	struct tlm__key k = {id, 0, 0};
 	uint32_t v = tlm__index_get(&s->idx, &k);
 	if (v != UINT32_MAX) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "shim/ring.h"
+#include "shim/stack.h"
 
 _Atomic int tlm__state;
 static atomic_int config_loaded;
@@ -108,14 +109,17 @@ static void install_signals(void)
 
 static void atfork_prepare(void)
 {
+	tlm__stack_atfork_prepare();
 	tlm__writer_atfork_prepare();
 }
 static void atfork_parent(void)
 {
 	tlm__writer_atfork_parent();
+	tlm__stack_atfork_done();
 }
 static void atfork_child(void)
 {
+	tlm__stack_atfork_done();
 	tlm__depth = 0;
 	atomic_store(&in_fatal, 0);
 	tlm__writer_atfork_child();

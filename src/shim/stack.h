@@ -26,6 +26,8 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 	TLM_HIDDEN;
 void tlm__stack_thread_init(struct tlm__stk_cache *c) TLM_HIDDEN; /* stack bounds, on a thread's first event */
 void tlm__stack_forget_all(struct tlm__stk_cache *c) TLM_HIDDEN;  /* a definition was dropped */
-void tlm__stack_report(void) TLM_HIDDEN; /* TLM_DEBUG_STACK_VERIFY summary */
+void tlm__stack_report(void) TLM_HIDDEN;
+void tlm__stack_atfork_prepare(void) TLM_HIDDEN; /* waits for unwinds in flight */
+void tlm__stack_atfork_done(void) TLM_HIDDEN;    /* parent and child */ /* TLM_DEBUG_STACK_VERIFY summary */
 
 #endif

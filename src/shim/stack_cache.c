@@ -16,6 +16,7 @@
  * caller's rip, that frame's base + 16 its rsp, the saved rbp its rbp.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -25,6 +26,53 @@
 #include "shim/stack.h"
 
 static _Atomic uint64_t verify_hits, verify_bad;
+
+/* An unwind that misses libunwind's caches walks the loaded objects with
+ * dl_iterate_phdr, under glibc's loader lock; a fork at that moment would
+ * leave the lock held in the child. fork waits for running unwinds to end
+ * (tlm__stack_atfork_prepare) and holds new ones back until it is done. */
+static _Atomic int unwinding, forking;
+
+static void unwind_enter(void)
+{
+	for (;;) {
+		atomic_fetch_add(&unwinding, 1);
+		if (TLM_LIKELY(!atomic_load(&forking)))
+			return;
+		atomic_fetch_sub(&unwinding, 1);
+		while (atomic_load(&forking))
+			sched_yield();
+	}
+}
+
+static void unwind_leave(void)
+{
+	atomic_fetch_sub(&unwinding, 1);
+}
+
+void tlm__stack_atfork_prepare(void)
+{
+	atomic_store(&forking, 1);
+	/* unwinds take microseconds; the bound only guards against a fork from
+	 * a signal handler that interrupted an unwind on this very thread */
+	uint64_t until = tlm__now_ns() + 2000000000ull;
+	while (atomic_load(&unwinding) && tlm__now_ns() < until)
+		sched_yield();
+}
+
+void tlm__stack_atfork_done(void)
+{
+	atomic_store(&forking, 0);
+}
+
+/* libunwind's whole unwind, between the fork guards */
+static uint32_t guarded_capture(uint64_t *ips, uint32_t max)
+{
+	unwind_enter();
+	uint32_t d = tlm__stack_capture(ips, max);
+	unwind_leave();
+	return d;
+}
 static int verify = -1;
 
 void tlm__stack_thread_init(struct tlm__stk_cache *c)
@@ -154,7 +202,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 	if (TLM_UNLIKELY(verify < 0))
 		verify = tlm__cfg.verify_stacks;
 	if (!c->stack_hi || !caller_regs(c, &ip0, &cfa0, &rbp0)) {
-		*depth = tlm__stack_capture(ips, max);
+		*depth = guarded_capture(ips, max);
 		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 	}
 	uint64_t h = (ip0 ^ (cfa0 >> 4) ^ (rbp0 << 7)) * 0x9e3779b97f4a7c15ull;
@@ -163,7 +211,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		c->hits++;
 		*depth = e->depth;
 		if (TLM_UNLIKELY(verify > 0)) {
-			uint32_t d = tlm__stack_capture(ips, max);
+			uint32_t d = guarded_capture(ips, max);
 			atomic_fetch_add(&verify_hits, 1);
 			if (d != e->depth || memcmp(ips, e->ip, d * 8))
 				atomic_fetch_add(&verify_bad, 1);
@@ -182,7 +230,9 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 	e->cfa0 = cfa0;
 	e->rbp0 = rbp0;
 	bool cacheable;
+	unwind_enter();
 	uint32_t d = unwind_noting(c, e, ips, max, &cacheable);
+	unwind_leave();
 	*depth = d;
 	e->depth = 0;
 	if (!d)
@@ -201,7 +251,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 
 uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
 {
-	*depth = tlm__stack_capture(ips, max);
+	*depth = guarded_capture(ips, max);
 	return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 }
 

@@ -10,6 +10,7 @@
  * library.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,7 +61,7 @@ static struct {
 
 /* The driver's API observer, for runtime callbacks (tlm_sim_api_notify). */
 typedef void (*pfn_notify)(int, uint32_t, int, const char *, const void *, const void *);
-static pfn_notify notify;
+static _Atomic(pfn_notify) notify; /* set once by the loader, read by every call */
 typedef void *(*pfn_private)(const char *, int);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -124,7 +125,7 @@ static void load_driver(void)
 		init_error = cudaErrorInsufficientDriver;
 		return;
 	}
-	*(void **)&notify = dlsym(h, "tlm_sim_api_notify");
+	atomic_store(&notify, (pfn_notify)dlsym(h, "tlm_sim_api_notify"));
 	/* TLM_SIM_RUNTIME_PRIVATE=1: the memory calls go through the driver's
 	 * private entry points, skipping its API layer (no driver callbacks),
 	 * as a runtime using a private export table would. */
@@ -216,7 +217,8 @@ static cudaError_t enter(void)
 #define RT_API(name, proto, args, ...)                                                             \
 	cudaError_t name proto                                                                     \
 	{                                                                                          \
-		pfn_notify n_ = notify;                                                            \
+		(void)driver_ready(); /* the observer is known once the driver is */               \
+		pfn_notify n_ = atomic_load(&notify);                                              \
 		struct tlm_cupti_p_##name p_ = __VA_ARGS__;                                        \
 		if (n_)                                                                            \
 			n_(TLM_CUPTI_CB_DOMAIN_RUNTIME_API, TLM_CUPTI_RT_##name, TLM_CUPTI_API_ENTER, \

@@ -12,6 +12,21 @@
 #include "sim_internal.h"
 
 pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Like a real driver, the simulated one survives a fork made while another
+ * thread is inside it: fork waits for the lock, and both sides release it. */
+static void fork_lock(void)
+{
+	pthread_mutex_lock(&sim_lock);
+}
+static void fork_unlock(void)
+{
+	pthread_mutex_unlock(&sim_lock);
+}
+__attribute__((constructor)) static void fork_safety(void)
+{
+	pthread_atfork(fork_lock, fork_unlock, fork_unlock);
+}
 int sim_ndev;
 struct sim_device sim_dev[SIM_MAX_DEVICES];
 

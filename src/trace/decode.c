@@ -155,6 +155,112 @@ static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char *
 	return 1;
 }
 
+/* A block record (kind BLOCK), see encode.c. */
+static int decode_block(struct tlm_reader *r, struct tlm_event *ev, const char **why)
+{
+	const uint8_t *p = r->p, *end = r->end;
+	unsigned bits = (*p++ >> 3) & 0xfu, m = 0, op;
+	uint64_t v;
+	struct tlm__blkstate *b = &r->blk;
+
+	if (bits & TLM__B_MORE) {
+		NEED(1);
+		m = *p++;
+	}
+	op = bits & TLM__B_FREE ? TLM_OP_FREE : TLM_OP_ALLOC;
+	if (m & TLM__BM_OP) {
+		if (bits & TLM__B_FREE)
+			return bad(why, "block record with two ops");
+		NEED(1);
+		op = *p++;
+	}
+	memset(ev, 0, sizeof *ev);
+	ev->op = (uint8_t)op;
+	ev->kind = TLM_KIND_BLOCK;
+	GET(v);
+	r->prev_time += tlm__unzz(v);
+	ev->time_ns = r->prev_time;
+	if (bits & TLM__B_THREAD) {
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "thread index out of range");
+		r->prev_thread = (uint32_t)v;
+	}
+	ev->thread = r->prev_thread;
+	unsigned ks = tlm__kslot(TLM_KIND_BLOCK);
+	if (m & TLM__BM_ADDR_RAW) {
+		NEED(8);
+		ev->addr = tlm__get_u64(p);
+		p += 8;
+	} else {
+		GET(v);
+		ev->addr = r->prev_addr[ks] + (tlm__unzz(v >> 2) << tlm__shift((unsigned)v & 3));
+	}
+	r->prev_addr[ks] = ev->addr;
+	if (m & TLM__BM_SIZE_RAW) {
+		NEED(8);
+		ev->size = tlm__get_u64(p);
+		p += 8;
+	} else {
+		GET(v);
+		unsigned sh = tlm__shift((unsigned)v & 3);
+		v >>= 2;
+		if (sh && v >> (64 - sh))
+			return bad(why, "size out of range");
+		ev->size = v << sh;
+	}
+	unsigned so = op == TLM_OP_FREE;
+	if (bits & TLM__B_STACK) {
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "stack id out of range");
+		b->stack[so] = (uint32_t)v;
+	}
+	ev->stack_id = b->stack[so];
+	ev->device = b->device;
+	if (m & TLM__BM_DEVICE) {
+		GET(v);
+		int64_t d = sval(v);
+		if (d < INT16_MIN || d > INT16_MAX)
+			return bad(why, "device out of range");
+		ev->device = (int16_t)d;
+	}
+	ev->api = b->api;
+	ev->flags = b->flags;
+	/* the totals are applied once result is known: the prediction depends on it */
+	uint64_t dalloc = 0, dresv = 0;
+	if (m & TLM__BM_ALLOCATED)
+		GET(dalloc);
+	if (m & TLM__BM_RESERVED)
+		GET(dresv);
+	if (m & TLM__BM_API) {
+		GET(v);
+		if (v > UINT16_MAX)
+			return bad(why, "api out of range");
+		ev->api = (uint16_t)v;
+		GET(v);
+		if (v > UINT16_MAX)
+			return bad(why, "flags out of range");
+		ev->flags = (uint16_t)v;
+	}
+	if (m & TLM__BM_FAIL) {
+		GET(v);
+		int64_t res = sval(v);
+		if (res < INT32_MIN || res > INT32_MAX)
+			return bad(why, "result out of range");
+		ev->result = (int32_t)res;
+		GET(ev->device_free);
+	}
+	uint64_t resv_prev, pred = tlm__blk_predict(b, op, ev->result, ev->device, ev->size, &resv_prev);
+	ev->aux = pred + tlm__unzz(dalloc);
+	ev->stream = resv_prev + tlm__unzz(dresv);
+	b->api = ev->api;
+	b->flags = ev->flags;
+	tlm__blk_update(b, ev->device, ev->aux, ev->stream);
+	r->p = p;
+	return 1;
+}
+
 static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned type, const char **why)
 {
 	const uint8_t *p = r->p + 1, *end = r->end;
@@ -280,6 +386,11 @@ int tlm__decode_record(struct tlm_reader *r, struct tlm_record *rec, const char 
 	if ((tag & TLM__TAG_KIND_MASK) != TLM__TAG_NONEVENT) {
 		rec->type = TLM_REC_EVENT;
 		if (!decode_event(r, &rec->u.ev, why))
+			return 0;
+		r->nev++;
+	} else if ((tag >> 3) >= TLM__BLK_TYPE) {
+		rec->type = TLM_REC_EVENT;
+		if (!decode_block(r, &rec->u.ev, why))
 			return 0;
 		r->nev++;
 	} else {

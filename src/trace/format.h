@@ -91,6 +91,63 @@ struct tlm__slotstate {
 	int16_t device;
 };
 
+/* Allocator blocks (kind TLM_KIND_BLOCK) have records of their own, the most
+ * frequent ones in a PyTorch run: tag = (16 | b) << 3 | 7 with b's bits: */
+#define TLM__BLK_TYPE 16u      /* record types 16..31 */
+#define TLM__B_FREE 0x1u       /* op is FREE (else ALLOC unless an op byte follows) */
+#define TLM__B_THREAD 0x2u     /* thread index follows */
+#define TLM__B_STACK 0x4u      /* stack id follows (else the previous block record's of that op) */
+#define TLM__B_MORE 0x8u       /* a "more" byte follows */
+/* "more" byte: */
+#define TLM__BM_OP 0x01u       /* op byte follows */
+#define TLM__BM_DEVICE 0x02u   /* device follows */
+#define TLM__BM_ALLOCATED 0x04u/* aux (allocated total) differs from the prediction */
+#define TLM__BM_RESERVED 0x08u /* stream (reserved total) differs from the device's last */
+#define TLM__BM_API 0x10u      /* api and flags follow */
+#define TLM__BM_FAIL 0x20u     /* result and device_free follow */
+#define TLM__BM_ADDR_RAW 0x40u
+#define TLM__BM_SIZE_RAW 0x80u
+#define TLM__BLK_DEVS 8u       /* per-device totals kept for the prediction (device & 7) */
+
+/* Block delta state, reset at each chunk. */
+struct tlm__blkstate {
+	uint32_t stack[2];     /* by op: [0] ALLOC and other ops, [1] FREE */
+	uint16_t api, flags;   /* chunk start: api reportMemoryUsageToProfiler, flags 0 */
+	int16_t device;        /* chunk start: 0 */
+	struct { int16_t device; uint64_t allocated, reserved; } dev[TLM__BLK_DEVS];
+};
+static inline void tlm__blk_reset(struct tlm__blkstate *b)
+{
+	*b = (struct tlm__blkstate){.api = TLM_API_c10_reportMemoryUsageToProfiler};
+	for (unsigned i = 0; i < TLM__BLK_DEVS; i++)
+		b->dev[i].device = (int16_t)i;
+}
+/* The allocated total a block record predicts from its device's last one. */
+static inline uint64_t tlm__blk_predict(const struct tlm__blkstate *b, unsigned op, int32_t result,
+					int16_t device, uint64_t size, uint64_t *reserved)
+{
+	unsigned i = (uint16_t)device & (TLM__BLK_DEVS - 1);
+	uint64_t alloc = 0;
+	*reserved = 0;
+	if (b->dev[i].device == device) {
+		alloc = b->dev[i].allocated;
+		*reserved = b->dev[i].reserved;
+	}
+	if (result == 0 && op == TLM_OP_ALLOC)
+		return alloc + size;
+	if (result == 0 && op == TLM_OP_FREE)
+		return alloc - size;
+	return alloc;
+}
+static inline void tlm__blk_update(struct tlm__blkstate *b, int16_t device, uint64_t allocated, uint64_t reserved)
+{
+	unsigned i = (uint16_t)device & (TLM__BLK_DEVS - 1);
+	b->dev[i].device = device;
+	b->dev[i].allocated = allocated;
+	b->dev[i].reserved = reserved;
+	b->device = device;
+}
+
 /* Largest encodings, used to reserve buffer space before encoding. */
 #define TLM__EVENT_MAX 128u
 #define TLM__STACK_MAX (1u + 2 * TLM__VARINT_MAX + TLM_MAX_STACK_DEPTH * TLM__VARINT_MAX)

@@ -14,6 +14,7 @@ const char *tlm_kind_name(unsigned kind)
 		[TLM_KIND_VMM_RESERVE] = "vmm_reserve",
 		[TLM_KIND_VMM_MAPPING] = "vmm_mapping",
 		[TLM_KIND_POOL] = "pool",
+		[TLM_KIND_BLOCK] = "block",
 	};
 	_Static_assert(N(names) == TLM_KIND_COUNT, "a kind has no name");
 	return kind < N(names) ? names[kind] : "unknown";
@@ -51,6 +52,8 @@ const char *tlm_api_name(unsigned api)
 		A(cudaMallocAsync), A(cudaMallocAsync_ptsz),
 		A(cudaMallocFromPoolAsync), A(cudaMallocFromPoolAsync_ptsz),
 		A(cudaFree), A(cudaFreeHost), A(cudaFreeAsync), A(cudaFreeAsync_ptsz),
+		[TLM_API_c10_reportMemoryUsageToProfiler] = "c10::reportMemoryUsageToProfiler",
+		[TLM_API_c10_reportOutOfMemoryToProfiler] = "c10::reportOutOfMemoryToProfiler",
 	};
 #undef A
 	_Static_assert(N(names) == TLM_API_COUNT, "an api has no name");

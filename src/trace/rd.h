@@ -50,6 +50,7 @@ struct tlm_reader {
 	uint32_t prev_thread;
 	uint64_t prev_addr[TLM__NKIND];
 	struct tlm__slotstate slot[TLM__NSLOT];
+	struct tlm__blkstate blk;
 
 	/* Outcome. */
 	struct tlm_integrity_error *errs;

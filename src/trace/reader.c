@@ -371,6 +371,7 @@ static int next_chunk(struct tlm_reader *r)
 			r->prev_thread = 0;
 			memset(r->prev_addr, 0, sizeof r->prev_addr);
 			memset(r->slot, 0, sizeof r->slot);
+			tlm__blk_reset(&r->blk);
 			return 1;
 		}
 		}

@@ -38,6 +38,7 @@ struct tlm_tw {
 	uint32_t prev_thread;
 	uint64_t prev_addr[TLM__NKIND];
 	struct tlm__slotstate slot[TLM__NSLOT];
+	struct tlm__blkstate blk;
 
 	uint64_t events, bytes, lost;
 };

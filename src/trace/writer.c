@@ -20,6 +20,7 @@ static void reset_deltas(struct tlm_tw *w)
 	w->prev_thread = 0;
 	memset(w->prev_addr, 0, sizeof w->prev_addr);
 	memset(w->slot, 0, sizeof w->slot);
+	tlm__blk_reset(&w->blk);
 }
 
 struct tlm_tw *tlm_tw_open(const struct tlm_trace_header *h, tlm_tw_sink sink, void *ctx,

@@ -7,7 +7,8 @@
 # BUILD_DIR is a normal (unsanitized) build. Seeds are named after what made
 # them; each is kept under 64 KiB (larger ones are cut at a chunk boundary
 # so the fuzzer still sees a clean start, and also saved whole-but-cut in the
-# middle of a chunk as a truncation seed).
+# middle of a chunk as a truncation seed). No ".trace" suffix: .gitignore
+# ignores those.
 set -eu
 b=${1:?usage: gen_corpus.sh BUILD_DIR}
 b=$(cd "$b" && pwd)
@@ -30,10 +31,10 @@ run() { # NAME COMPRESS ARGS...
 		[ -f "$f" ] || continue
 		size=$(wc -c <"$f")
 		if [ "$size" -le 65536 ]; then
-			cp "$f" "$out/$name-z$z-$i.trace"
+			cp "$f" "$out/$name-z$z-$i"
 		else
 			# keep the first 64 KiB: a cut trace (truncated) is a seed too
-			head -c 65536 "$f" >"$out/$name-z$z-$i-cut.trace"
+			head -c 65536 "$f" >"$out/$name-z$z-$i-cut"
 		fi
 		i=$((i + 1))
 	done
@@ -51,6 +52,6 @@ for z in 0 1; do
 	DRAIN=2 run threads-many "$z" threads 4 3000
 done
 # a few hand-made edge cases
-printf 'TLMTRACE' >"$out/magic-only.trace"
-: >"$out/empty.trace"
+printf 'TLMTRACE' >"$out/magic-only"
+: >"$out/empty"
 ls -l "$out" | awk '{s += $5} END {print "tlm: corpus", NR - 1, "files,", s, "bytes"}'

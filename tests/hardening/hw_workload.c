@@ -7,8 +7,10 @@
  *                          progress in $HW_DIR/progress (shared memory) says
  *                          how many calls each made and when the last one
  *                          returned
- *   forkstorm THREADS FORKS [PAUSE_US]  THREADS allocate (pausing PAUSE_US
- *                          after every 32 pairs) while main forks FORKS
+ *   forkstorm THREADS FORKS [PAUSE_US [vary]]  THREADS allocate (pausing
+ *                          PAUSE_US after every 32 pairs; "vary": each pair
+ *                          from another stack position, so that the unwind
+ *                          cache misses and libunwind runs) while main forks FORKS
  *                          times; each child makes 3 cudaMalloc/cudaFree
  *                          pairs of its own size and exits
  *   sigstorm THREADS MS    THREADS allocate while another thread sends them
@@ -56,6 +58,16 @@ static uint32_t xorshift(uint32_t *s)
 }
 
 static atomic_int stop;
+
+/* One call from main before any thread starts: the runtime double resolves
+ * the driver on its first call and reads what that sets without a barrier
+ * (a race ThreadSanitizer reports when threads start cold). */
+static void warm_up(void)
+{
+	void *p;
+	if (cudaMalloc(&p, 1) != 0 || cudaFree(p) != 0)
+		die("warm up");
+}
 static atomic_ullong total_events;
 
 /* ---- busy: random alloc/free until killed ---------------------------- */
@@ -97,6 +109,7 @@ static int busy(unsigned n)
 	if (prog == MAP_FAILED)
 		die("mmap progress");
 	prog->nthreads = n;
+	warm_up();
 	pthread_t t[HW_MAX_THREADS];
 	for (unsigned i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, busy_thread, (void *)(uintptr_t)i);
@@ -108,15 +121,32 @@ static int busy(unsigned n)
 /* ---- forkstorm --------------------------------------------------------- */
 
 static unsigned pause_us; /* after every 32 pairs; 0: none */
+static int vary;          /* calls from ever different stack positions */
+
+static __attribute__((noinline)) void churn_pair(void)
+{
+	void *p;
+	if (cudaMalloc(&p, 4096) != 0 || cudaFree(p) != 0)
+		die("churn");
+}
+
+static __attribute__((noinline)) void churn_shifted(unsigned shift)
+{
+	volatile char *pad = __builtin_alloca(16 + shift * 16);
+	pad[0] = 0;
+	churn_pair();
+}
 
 static void *churn_until_stop(void *arg)
 {
 	(void)arg;
 	unsigned long long n = 0;
+	uint32_t seed = (uint32_t)(uintptr_t)&n | 1;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		void *p;
-		if (cudaMalloc(&p, 4096) != 0 || cudaFree(p) != 0)
-			die("churn");
+		if (vary)
+			churn_shifted(xorshift(&seed) % 4096); /* the unwind cache misses: full unwinds */
+		else
+			churn_pair();
 		n += 2;
 		if (pause_us && n % 64 == 0) {
 			struct timespec ts = {0, (long)pause_us * 1000};
@@ -127,14 +157,11 @@ static void *churn_until_stop(void *arg)
 	return NULL;
 }
 
-void hw_guard_install(void);         /* hw_guard.c */
-unsigned long long hw_guard_calls(void);
-
 static int forkstorm(unsigned n, unsigned forks)
 {
 	if (n > 256)
 		n = 256;
-	hw_guard_install();
+	warm_up();
 	pthread_t t[256];
 	for (unsigned i = 0; i < n; i++)
 		if (pthread_create(&t[i], NULL, churn_until_stop, NULL) != 0)
@@ -171,7 +198,6 @@ static int forkstorm(unsigned n, unsigned forks)
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	hw_notef("children_ok %u", ok);
-	hw_notef("guarded %llu", hw_guard_calls()); /* the guard sat in front of the driver */
 	hw_notef("events %llu", (unsigned long long)atomic_load(&total_events));
 	return ok == forks ? 0 : 5;
 }
@@ -196,6 +222,7 @@ static int sigstorm(unsigned n, unsigned ms)
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
+	warm_up();
 	pthread_t t[64];
 	for (unsigned i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, churn_until_stop, NULL);
@@ -257,6 +284,7 @@ int main(int argc, char **argv)
 		return busy(a);
 	if (!strcmp(argv[1], "forkstorm")) {
 		pause_us = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0;
+		vary = argc > 5 && !strcmp(argv[5], "vary");
 		return forkstorm(a, b);
 	}
 	if (!strcmp(argv[1], "sigstorm"))

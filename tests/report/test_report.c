@@ -357,6 +357,8 @@ static void test_end_marker(void **state)
 	assert_int_equal(rep.devices[0].live_bytes_at_end, 64);
 	assert_int_equal(rep.devices[0].live_allocs_at_end, 1);
 	tlm__replay_fini(&rp);
+	for (size_t i = 0; i < rep.ndevices; i++)
+		free(rep.devices[i].points);
 	free(rep.devices);
 	free(rep.live);
 	free(rep.leaks);

@@ -370,7 +370,7 @@ static void test_disk_full(void **s)
 	(void)s;
 	char dir[] = "/tmp/tlm-full-XXXXXX", cmd[200], out[300];
 	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", dir);
+	snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=256k tmpfs %s 2>/dev/null", dir);
 	if (system(cmd) != 0) {
 		rmdir(dir);
 		skip(); /* not allowed to mount here */

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * c10_tap.c - PyTorch's CUDA caching allocator, block by block.
+ *
+ * The allocator calls c10::reportMemoryUsageToProfiler on every block it
+ * hands out and every block it takes back, from libc10_cuda.so into
+ * libc10.so, through the PLT: the definitions below (one per mangled form
+ * torch has used) win over libc10.so's, record a TLM_KIND_BLOCK event and
+ * forward to the real function (torch.profiler keeps working).
+ * c10::reportOutOfMemoryToProfiler is recorded as a failed block allocation
+ * carrying the size the program asked for. docs/pytorch.md tells the story.
+ *
+ * These calls run with the allocator's mutex held. The hot path is a filter
+ * on the device type, the recorder (no allocation, no lock, no CUDA) and the
+ * forward. Only the first call of each form does more, once: it resolves the
+ * real function and, for the forms whose c10::Device layout changed without
+ * a change of mangled name, reads torch/version.py next to the libc10.so
+ * that holds the real function.
+ *
+ * c10::Device {DeviceType type (int8); DeviceIndex index} arrives by value in
+ * one integer register: type in byte 0; the index in byte 1 while
+ * DeviceIndex was int8_t (torch < 2.3), in bytes 2-3 since it is int16_t.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim/ring.h"
+
+#define C10_CUDA 1 /* c10::DeviceType::CUDA */
+
+/* ---- the real functions and the Device layout ---------------------------- */
+
+enum form {
+	F_MEM_V3,   /* (void*, int64_t, size_t, size_t, Device): about 2.0 on */
+	F_MEM_V2,   /* (void*, int64_t, int64_t, int64_t, Device): 1.10 - 1.13 */
+	F_MEM_V1,   /* (void*, int64_t, Device): 1.7 - 1.9 */
+	F_MEM_V0,   /* (Device, int64_t): 1.6, no address: forwarded only */
+	F_OOM_L,    /* (int64_t, size_t, size_t, Device) */
+	F_OOM_M,    /* (size_t, size_t, size_t, Device) */
+	F_COUNT
+};
+
+static const char *const form_name[F_COUNT] = {
+	[F_MEM_V3] = "_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE",
+	[F_MEM_V2] = "_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE",
+	[F_MEM_V1] = "_ZN3c1027reportMemoryUsageToProfilerEPvlNS_6DeviceE",
+	[F_MEM_V0] = "_ZN3c1027reportMemoryUsageToProfilerENS_6DeviceEl",
+	[F_OOM_L] = "_ZN3c1027reportOutOfMemoryToProfilerElmmNS_6DeviceE",
+	[F_OOM_M] = "_ZN3c1027reportOutOfMemoryToProfilerEmmmNS_6DeviceE",
+};
+
+/* Resolution state per form: 0 = not yet, 1 = resolving, 2 = done. */
+static _Atomic int resolved[F_COUNT];
+static void *real_fn[F_COUNT];
+
+/* Layout of the loaded torch: 0 unknown yet, 8 or 16 (index bits). */
+static _Atomic int layout;
+
+struct find_c10 {
+	char path[4096];
+};
+
+static int find_libc10(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	struct find_c10 *f = ctx;
+	const char *p = info->dlpi_name;
+	size_t n = p ? strlen(p) : 0;
+	if (n >= 10 && !strcmp(p + n - 10, "/libc10.so") && n < sizeof f->path) {
+		memcpy(f->path, p, n + 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* The real definition: the next one after libtlm in the global scope, else
+ * libc10.so's own (Python loads extension libraries RTLD_LOCAL, out of
+ * RTLD_NEXT's reach). */
+static void *lookup_real(const char *name)
+{
+	tlm__resolve_dlsym();
+	void *p = tlm__real_dlsym ? tlm__real_dlsym(RTLD_NEXT, name) : NULL;
+	if (p)
+		return p;
+	struct find_c10 f = {{0}};
+	if (!dl_iterate_phdr(find_libc10, &f))
+		return NULL;
+	void *h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	p = tlm__real_dlsym ? tlm__real_dlsym(h, name) : NULL;
+	dlclose(h);
+	return p;
+}
+
+/* "__version__ = '2.4.0+cu121'" -> 2, 4. Returns 0 when not found. */
+static int parse_version(const char *path, int *major, int *minor)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char line[512];
+	int ok = 0;
+	while (!ok && fgets(line, sizeof line, f)) {
+		const char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, "__version__", 11))
+			continue;
+		p += 11;
+		while (*p == ' ' || *p == '\t' || *p == ':' || (*p >= 'a' && *p <= 'z'))
+			p++; /* also "__version__: str = ..." */
+		if (*p++ != '=')
+			continue;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\'' || *p == '"')
+			p++;
+		ok = sscanf(p, "%d.%d", major, minor) == 2;
+	}
+	fclose(f);
+	return ok;
+}
+
+/* torch/version.py beside torch/lib/ that holds the real function. */
+static int layout_of(void *real)
+{
+	Dl_info di;
+	char path[4096];
+	int major = 0, minor = 0;
+	if (!real || !dladdr(real, &di) || !di.dli_fname) {
+		tlm__log("torch: the real c10::reportMemoryUsageToProfiler was not found; "
+			 "assuming the c10::Device layout of torch >= 2.3");
+		return 16;
+	}
+	snprintf(path, sizeof path, "%s", di.dli_fname);
+	char *s = strrchr(path, '/');          /* .../torch/lib/libc10.so */
+	if (s) {
+		*s = 0;
+		s = strrchr(path, '/');            /* .../torch/lib */
+	}
+	if (s && (size_t)(s - path) + sizeof "/version.py" < sizeof path) {
+		strcpy(s, "/version.py");          /* .../torch/version.py */
+		if (parse_version(path, &major, &minor))
+			return major > 2 || (major == 2 && minor >= 3) ? 16 : 8;
+	}
+	tlm__log("torch: no torch/version.py next to %s; assuming the c10::Device layout of torch >= 2.3",
+		 di.dli_fname);
+	return 16;
+}
+
+/* Once per form, off the hot path. */
+static void *real_of(enum form f)
+{
+	if (TLM_LIKELY(atomic_load_explicit(&resolved[f], memory_order_acquire) == 2))
+		return real_fn[f];
+	int expect = 0;
+	if (atomic_compare_exchange_strong(&resolved[f], &expect, 1)) {
+		void *p = lookup_real(form_name[f]);
+		real_fn[f] = p;
+		if ((f == F_MEM_V3 || f == F_OOM_L || f == F_OOM_M) &&
+		    !atomic_load_explicit(&layout, memory_order_acquire))
+			atomic_store_explicit(&layout, layout_of(p ? p : lookup_real(form_name[F_MEM_V3])),
+					      memory_order_release);
+		atomic_store_explicit(&resolved[f], 2, memory_order_release);
+	} else {
+		while (atomic_load_explicit(&resolved[f], memory_order_acquire) != 2)
+			;
+	}
+	return real_fn[f];
+}
+
+/* Device index of a c10::Device passed in a register. */
+static inline int16_t dev_index(uint64_t d, bool wide)
+{
+	return wide ? (int16_t)(uint16_t)(d >> 16) : (int16_t)(int8_t)(d >> 8);
+}
+
+/* ---- recording ----------------------------------------------------------- */
+
+static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocated, uint64_t reserved,
+		      int16_t device, int32_t result, uint16_t flags, uint8_t api)
+{
+	if (!tlm__recording())
+		return;
+	struct tlm__rec rc;
+	if (!tlm__rec_begin(&rc, false))
+		return;
+	struct tlm__slot *s = rc.ev;
+	s->addr = addr;
+	s->size = size;
+	s->stream = reserved;
+	s->aux = allocated;
+	s->result = result;
+	s->device = device;
+	s->op = op;
+	s->kind = TLM_KIND_BLOCK;
+	s->flags = flags;
+	s->api = api;
+	tlm__rec_commit(&rc);
+}
+
+static inline void usage(void *ptr, int64_t delta, uint64_t allocated, uint64_t reserved, int16_t device,
+			 uint16_t flags)
+{
+	if (!ptr || !delta)
+		return;
+	uint64_t size = delta < 0 ? -(uint64_t)delta : (uint64_t)delta;
+	rec_block(delta > 0 ? TLM_OP_ALLOC : TLM_OP_FREE, (uint64_t)(uintptr_t)ptr, size, allocated, reserved,
+		  device, 0, flags, TLM_API_c10_reportMemoryUsageToProfiler);
+}
+
+/* Forms without totals: tlm keeps a running sum of allocated per device. */
+static _Atomic uint64_t sum_alloc[16];
+
+typedef void (*mem3_fn)(void *, int64_t, size_t, size_t, uint64_t);
+TLM_EXPORT void tlm_c10_mem_v3(void *ptr, int64_t delta, size_t allocated, size_t reserved, uint64_t dev)
+	__asm__("_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE");
+void tlm_c10_mem_v3(void *ptr, int64_t delta, size_t allocated, size_t reserved, uint64_t dev)
+{
+	mem3_fn real = (mem3_fn)real_of(F_MEM_V3);
+	if ((uint8_t)dev == C10_CUDA) {
+		bool wide = atomic_load_explicit(&layout, memory_order_relaxed) != 8;
+		usage(ptr, delta, allocated, reserved, dev_index(dev, wide), 0);
+	}
+	if (real)
+		real(ptr, delta, allocated, reserved, dev);
+}
+
+typedef void (*mem2_fn)(void *, int64_t, int64_t, int64_t, uint64_t);
+TLM_EXPORT void tlm_c10_mem_v2(void *ptr, int64_t delta, int64_t allocated, int64_t reserved, uint64_t dev)
+	__asm__("_ZN3c1027reportMemoryUsageToProfilerEPvlllNS_6DeviceE");
+void tlm_c10_mem_v2(void *ptr, int64_t delta, int64_t allocated, int64_t reserved, uint64_t dev)
+{
+	mem2_fn real = (mem2_fn)real_of(F_MEM_V2);
+	if ((uint8_t)dev == C10_CUDA)
+		usage(ptr, delta, (uint64_t)allocated, (uint64_t)reserved, dev_index(dev, false), 0);
+	if (real)
+		real(ptr, delta, allocated, reserved, dev);
+}
+
+typedef void (*mem1_fn)(void *, int64_t, uint64_t);
+TLM_EXPORT void tlm_c10_mem_v1(void *ptr, int64_t delta, uint64_t dev)
+	__asm__("_ZN3c1027reportMemoryUsageToProfilerEPvlNS_6DeviceE");
+void tlm_c10_mem_v1(void *ptr, int64_t delta, uint64_t dev)
+{
+	mem1_fn real = (mem1_fn)real_of(F_MEM_V1);
+	if ((uint8_t)dev == C10_CUDA && ptr && delta) {
+		int16_t d = dev_index(dev, false);
+		uint64_t a = atomic_fetch_add_explicit(&sum_alloc[(uint16_t)d & 15], (uint64_t)delta,
+						       memory_order_relaxed) + (uint64_t)delta;
+		usage(ptr, delta, a, 0, d, TLM_EVF_NO_TOTALS);
+	}
+	if (real)
+		real(ptr, delta, dev);
+}
+
+typedef void (*mem0_fn)(uint64_t, int64_t);
+TLM_EXPORT void tlm_c10_mem_v0(uint64_t dev, int64_t delta) __asm__("_ZN3c1027reportMemoryUsageToProfilerENS_6DeviceEl");
+void tlm_c10_mem_v0(uint64_t dev, int64_t delta)
+{
+	mem0_fn real = (mem0_fn)real_of(F_MEM_V0);
+	if ((uint8_t)dev == C10_CUDA)
+		tlm__log_once(v0, "torch 1.6 reports no block addresses: PyTorch blocks are not recorded");
+	if (real)
+		real(dev, delta);
+}
+
+static inline void oom(uint64_t size, uint64_t allocated, uint64_t reserved, uint64_t dev)
+{
+	if ((uint8_t)dev != C10_CUDA)
+		return;
+	bool wide = atomic_load_explicit(&layout, memory_order_relaxed) != 8;
+	rec_block(TLM_OP_ALLOC, 0, size, allocated, reserved, dev_index(dev, wide), 2 /* out of memory */, 0,
+		  TLM_API_c10_reportOutOfMemoryToProfiler);
+}
+
+typedef void (*ooml_fn)(int64_t, size_t, size_t, uint64_t);
+TLM_EXPORT void tlm_c10_oom_l(int64_t size, size_t allocated, size_t reserved, uint64_t dev)
+	__asm__("_ZN3c1027reportOutOfMemoryToProfilerElmmNS_6DeviceE");
+void tlm_c10_oom_l(int64_t size, size_t allocated, size_t reserved, uint64_t dev)
+{
+	ooml_fn real = (ooml_fn)real_of(F_OOM_L);
+	oom((uint64_t)size, allocated, reserved, dev);
+	if (real)
+		real(size, allocated, reserved, dev);
+}
+
+typedef void (*oomm_fn)(size_t, size_t, size_t, uint64_t);
+TLM_EXPORT void tlm_c10_oom_m(size_t size, size_t allocated, size_t reserved, uint64_t dev)
+	__asm__("_ZN3c1027reportOutOfMemoryToProfilerEmmmNS_6DeviceE");
+void tlm_c10_oom_m(size_t size, size_t allocated, size_t reserved, uint64_t dev)
+{
+	oomm_fn real = (oomm_fn)real_of(F_OOM_M);
+	oom(size, allocated, reserved, dev);
+	if (real)
+		real(size, allocated, reserved, dev);
+}
