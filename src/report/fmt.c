@@ -108,3 +108,27 @@ void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr)
 		snprintf(mod, sizeof mod, " [module changed since the run]");
 	snprintf(buf, n, "%s%s%s%s", fn, loc, mod, fr->inlined ? " (inlined)" : "");
 }
+
+void tlm__cupti_calls(char *buf, size_t n, const struct tlm_report *r)
+{
+	bool done[TLM_API_COUNT] = {false};
+	size_t o = 0;
+	buf[0] = 0;
+	for (;;) { /* most frequent first, ties in API order */
+		unsigned best = TLM_API_COUNT;
+		for (unsigned a = 0; a < TLM_API_COUNT; a++)
+			if (!done[a] && r->cupti_only_by_api[a] &&
+			    (best == TLM_API_COUNT || r->cupti_only_by_api[a] > r->cupti_only_by_api[best]))
+				best = a;
+		if (best == TLM_API_COUNT || o + 1 >= n)
+			return;
+		done[best] = true;
+		int k = snprintf(buf + o, n - o, "%s%s x%" PRIu64, o ? ", " : "", tlm_api_name(best),
+				 r->cupti_only_by_api[best]);
+		if (k < 0 || (size_t)k >= n - o) {
+			buf[o] = 0;
+			return;
+		}
+		o += (size_t)k;
+	}
+}

@@ -22,6 +22,8 @@ const char *tlm__verdict_name(int v);
 char *tlm__human(char *buf, size_t n, uint64_t bytes);
 /* a rate as bytes for tlm__human: negative or NaN -> 0, too large -> UINT64_MAX */
 uint64_t tlm__clamp_u64(double v);
+/* "cuMemAlloc_v2 x2, cuMemFree_v2 x1" for the calls only CUPTI saw */
+void tlm__cupti_calls(char *buf, size_t n, const struct tlm_report *r);
 /* Seconds since the trace start: "12.345s". */
 char *tlm__secs(char *buf, size_t n, int64_t ns);
 /* Basename of a path (the path itself when it has no '/'). */

@@ -101,6 +101,24 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 	ku(j, "duration_ns", r->have_events ? (uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns : 0);
 	ku(j, "events", r->events);
 	tlm__json_obj_end(j);
+
+	tlm__json_key(j, "coverage");
+	tlm__json_obj(j);
+	ku(j, "interposition", r->events - r->cupti_only);
+	ku(j, "cupti_only", r->cupti_only);
+	tlm__json_key(j, "cupti_only_calls");
+	tlm__json_arr(j);
+	for (unsigned a = 0; a < TLM_API_COUNT; a++) {
+		if (!r->cupti_only_by_api[a])
+			continue;
+		tlm__json_obj(j);
+		tlm__json_key(j, "api");
+		tlm__json_str(j, tlm_api_name(a));
+		ku(j, "count", r->cupti_only_by_api[a]);
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+	tlm__json_obj_end(j);
 }
 
 static void counters(struct tlm__json *j, const struct tlm_report *r)

@@ -30,6 +30,12 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 		  r->have_events ? (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9 : 0.0,
 		  tlm__exit_name(r->exit), r->events, r->lost_events);
 	tlm__exit_note(f, r);
+	if (r->cupti_only) {
+		char calls[160];
+		tlm__cupti_calls(calls, sizeof calls, r);
+		tlm__line(f, "warning: %" PRIu64 " calls seen only by CUPTI (bypassed the hooks): %s", r->cupti_only,
+			  calls); /* clipped at 100 columns */
+	}
 	for (size_t i = 0; i < r->ndevices && i < SUM_DEVICES; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
 		char dev[16];

@@ -62,6 +62,15 @@ static void head(FILE *f, const struct tlm_report *r)
 		tlm__line(f, "run:        no events, exit %s, lost events %" PRIu64, tlm__exit_name(r->exit),
 			  r->lost_events);
 	(void)d;
+	tlm__line(f, "sources:    interposition %" PRIu64 ", CUPTI only %" PRIu64, r->events - r->cupti_only,
+		  r->cupti_only);
+	if (r->cupti_only) {
+		char calls[256];
+		tlm__cupti_calls(calls, sizeof calls, r);
+		tlm__line(f, "  warning: %" PRIu64 " call%s bypassed tlm's hooks and %s seen only by CUPTI:",
+			  r->cupti_only, r->cupti_only == 1 ? "" : "s", r->cupti_only == 1 ? "was" : "were");
+		tlm__line(f, "    %s", calls);
+	}
 	tlm__exit_note(f, r);
 }
 

@@ -382,6 +382,11 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev)
 {
 	struct tlm_report *rep = rp->rep;
 	rep->events++;
+	if (ev->flags & TLM_EVF_CUPTI) {
+		rep->cupti_only++;
+		if (ev->api < TLM_API_COUNT)
+			rep->cupti_only_by_api[ev->api]++;
+	}
 	if (!rp->have_t) {
 		rp->first_t = rp->last_t = ev->time_ns;
 		rp->have_t = true;

@@ -127,6 +127,10 @@ struct tlm_report {
 	uint64_t unknown_events;         /* ops/kinds this version does not know */
 	uint64_t churn_untracked;        /* frees not grouped: churn table full */
 	uint64_t probe_failures;         /* failed cudaMallocAsync probes (PyTorch's cacheInfo): not OOMs */
+	/* coverage: events seen only by CUPTI (TLM_EVF_CUPTI), i.e. calls that
+	 * bypassed every hook; the rest came through interposition */
+	uint64_t cupti_only;
+	uint64_t cupti_only_by_api[TLM_API_COUNT];
 	/* sections, sorted as documented */
 	size_t ndevices;
 	struct tlm_report_device *devices;   /* by device, then kind */

@@ -68,6 +68,13 @@ void rt_ev(struct rt *t, unsigned op, unsigned kind, uint64_t addr, uint64_t siz
 	must(tlm_tw_event(t->w, &e), "event");
 }
 
+void rt_event(struct rt *t, const struct tlm_event *ev)
+{
+	struct tlm_event e = *ev;
+	e.time_ns += RT_START;
+	must(tlm_tw_event(t->w, &e), "event");
+}
+
 void rt_alloc(struct rt *t, unsigned kind, uint64_t addr, uint64_t size, uint64_t time, uint32_t stack, int device)
 {
 	rt_ev(t, TLM_OP_ALLOC, kind, addr, size, time, stack, device, 0, 0);

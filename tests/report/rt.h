@@ -24,6 +24,7 @@ void rt_stack(struct rt *t, uint32_t id, const uint64_t *ip, uint32_t depth);
 /* One event at time t (ns since the trace start). */
 void rt_ev(struct rt *t, unsigned op, unsigned kind, uint64_t addr, uint64_t size, uint64_t time, uint32_t stack,
 	   int device, int result, uint64_t device_free);
+void rt_event(struct rt *t, const struct tlm_event *ev); /* any event; time relative to RT_START */
 void rt_alloc(struct rt *t, unsigned kind, uint64_t addr, uint64_t size, uint64_t time, uint32_t stack, int device);
 void rt_free(struct rt *t, unsigned kind, uint64_t addr, uint64_t time, int device);
 void rt_signal(struct rt *t, int signo);

@@ -404,12 +404,12 @@ static const char golden_fmt[] =
 	"\"exit\":\"clean\",\"signal\":null,\"truncation\":null,\"lost_events\":0},"
 	"\"run\":{\"first_event_ns\":0,\"end_ns\":4000000,\"duration_ns\":4000000,\"events\":3},"
 	"\"unmatched_frees\":1,\"inconsistencies\":0,\"failed_allocations\":0,\"failed_frees\":0,"
-	"\"ooms_total\":1,\"unknown_events\":0,\"churn_untracked_frees\":0,"
+	"\"ooms_total\":1,\"unknown_events\":0,\"churn_untracked_frees\":0,\"probe_failures\":0,"
 	"\"pool_events\":{\"create\":0,\"destroy\":0,\"trim\":0},"
 	"\"devices\":[{\"device\":0,\"kind\":\"device\",\"peak_reserved_bytes\":256,\"peak_reserved_time_ns\":0,"
 	"\"peak_allocated_bytes\":256,\"peak_allocated_time_ns\":0,\"reserved_bytes_at_end\":256,"
 	"\"live_bytes_at_end\":256,\"live_allocations_at_end\":1,\"fragmentation_at_peak\":0.0000,"
-	"\"external_fragmentation_at_peak\":null,\"allocations\":1,\"frees\":0}],"
+	"\"external_fragmentation_at_peak\":null,\"allocations\":1,\"frees\":0,\"allocator_reported\":null}],"
 	"\"live_at_end\":[{\"device\":0,\"bytes\":256,\"count\":1,\"first_ns\":0,\"last_ns\":0,\"stack\":["
 	"{\"kind\":\"native\",\"function\":\"fn_401000\",\"file\":\"src/f401000.c\",\"line\":400,"
 	"\"module\":\"/opt/app/libapp.so\",\"ip\":\"0x401000\",\"offset\":\"0x1000\",\"inlined\":false,\"stale\":false},"
@@ -419,7 +419,7 @@ static const char golden_fmt[] =
 	"\"ooms\":[{\"device\":0,\"kind\":\"device\",\"time_ns\":1000000,\"requested_bytes\":1073741824,"
 	"\"reserved_free_bytes\":0,\"largest_free_bytes\":0,\"device_free_bytes\":1048576,"
 	"\"reserved_bytes\":256,\"allocated_bytes\":256,\"fragmentation\":0.0000,"
-	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"stack\":[]}],"
+	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"source\":\"driver\",\"driver_failures\":0,\"stack\":[]}],"
 	"\"churn\":[],\"integrity_errors\":[]}\n";
 
 static void test_json_golden(void **state)
