@@ -116,6 +116,9 @@ void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t
 		/* First block seen: from now on allocated counts blocks only. */
 		a->has_blocks = true;
 		a->allocated = 0;
+		/* what mirrored reserved until now was no block: allocated starts here */
+		a->peak_allocated = 0;
+		a->peak_allocated_t = 0;
 	}
 	a->allocated = add(a->allocated, alloc, bytes);
 	if (alloc)

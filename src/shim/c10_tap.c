@@ -59,21 +59,35 @@ static void *real_fn[F_COUNT];
 /* Layout of the loaded torch: 0 unknown yet, 8 or 16 (index bits). */
 static _Atomic int layout;
 
-struct find_c10 {
-	char path[4096];
+struct find_lib {
+	const char *part;      /* a substring of the object's file name */
+	const char *name;      /* the symbol */
+	void *sym;
 };
 
-static int find_libc10(struct dl_phdr_info *info, size_t size, void *ctx)
+static int find_in(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	(void)size;
-	struct find_c10 *f = ctx;
-	const char *p = info->dlpi_name;
-	size_t n = p ? strlen(p) : 0;
-	if (n >= 10 && !strcmp(p + n - 10, "/libc10.so") && n < sizeof f->path) {
-		memcpy(f->path, p, n + 1);
-		return 1;
-	}
-	return 0;
+	struct find_lib *f = ctx;
+	const char *p = info->dlpi_name, *base = p ? strrchr(p, '/') : NULL;
+	if (!base || !strstr(base + 1, f->part))
+		return 0;
+	void *h = dlopen(p, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	f->sym = tlm__real_dlsym(h, f->name);
+	dlclose(h);
+	return f->sym != NULL;
+}
+
+void *tlm__loaded_sym(const char *part, const char *name)
+{
+	tlm__resolve_dlsym();
+	if (!tlm__real_dlsym)
+		return NULL;
+	struct find_lib f = {part, name, NULL};
+	dl_iterate_phdr(find_in, &f);
+	return f.sym;
 }
 
 /* The real definition: the next one after libtlm in the global scope, else
@@ -83,17 +97,7 @@ static void *lookup_real(const char *name)
 {
 	tlm__resolve_dlsym();
 	void *p = tlm__real_dlsym ? tlm__real_dlsym(RTLD_NEXT, name) : NULL;
-	if (p)
-		return p;
-	struct find_c10 f = {{0}};
-	if (!dl_iterate_phdr(find_libc10, &f))
-		return NULL;
-	void *h = dlopen(f.path, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return NULL;
-	p = tlm__real_dlsym ? tlm__real_dlsym(h, name) : NULL;
-	dlclose(h);
-	return p;
+	return p ? p : tlm__loaded_sym("libc10.so", name);
 }
 
 /* "__version__ = '2.4.0+cu121'" -> 2, 4. Returns 0 when not found. */
@@ -187,8 +191,17 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	if (!tlm__recording())
 		return;
 	struct tlm__rec rc;
-	if (!tlm__rec_begin(&rc, false))
+	/* a failed allocation has an extension slot (device free bytes): the
+	 * allocator's OOM leaves it 0, no CUDA call here; the report takes it
+	 * from the driver failures folded into this OOM */
+	bool failed = result != 0 && op == TLM_OP_ALLOC;
+	if (!tlm__rec_begin(&rc, failed))
 		return;
+	if (failed) {
+		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];
+		memset(x, 0, sizeof *x);
+		x->type = TLM__SLOT_EXT;
+	}
 	struct tlm__slot *s = rc.ev;
 	s->addr = addr;
 	s->size = size;

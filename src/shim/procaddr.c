@@ -65,6 +65,8 @@ void *tlm__rt_real(unsigned idx)
 		return p;
 	tlm__resolve_dlsym();
 	p = tlm__real_dlsym(RTLD_NEXT, f->name);
+	if (!p) /* a libcudart loaded RTLD_LOCAL (by a library Python dlopened) */
+		p = tlm__loaded_sym("libcudart.so", f->name);
 	if (p)
 		atomic_store_explicit(&f->real, p, memory_order_release);
 	return p;

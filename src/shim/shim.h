@@ -165,5 +165,8 @@ void tlm__cupti_after_init(void) TLM_HIDDEN;
 extern void *(*tlm__real_dlsym)(void *, const char *) TLM_HIDDEN;
 void tlm__resolve_dlsym(void) TLM_HIDDEN;
 void *tlm__libcuda_sym(const char *name) TLM_HIDDEN; /* real driver symbol, NULL if none */
+/* name as defined by a loaded object whose file name contains part (one
+ * loaded RTLD_LOCAL, out of RTLD_NEXT's reach); NULL if none (c10_tap.c) */
+void *tlm__loaded_sym(const char *part, const char *name) TLM_HIDDEN;
 
 #endif

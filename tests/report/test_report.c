@@ -403,6 +403,7 @@ static const char golden_fmt[] =
 	"\"process\":{\"pid\":4242,\"command\":[\"train\",\"--epochs\",\"3\"],\"exe\":\"/usr/bin/train\","
 	"\"exit\":\"clean\",\"signal\":null,\"truncation\":null,\"lost_events\":0},"
 	"\"run\":{\"first_event_ns\":0,\"end_ns\":4000000,\"duration_ns\":4000000,\"events\":3},"
+	"\"coverage\":{\"interposition\":3,\"cupti_only\":0,\"cupti_only_calls\":[]},"
 	"\"unmatched_frees\":1,\"inconsistencies\":0,\"failed_allocations\":0,\"failed_frees\":0,"
 	"\"ooms_total\":1,\"unknown_events\":0,\"churn_untracked_frees\":0,\"probe_failures\":0,"
 	"\"pool_events\":{\"create\":0,\"destroy\":0,\"trim\":0},"
