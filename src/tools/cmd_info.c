@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "report/render.h" /* tlm__human: sizes as the report prints them */
 #include "tlm/trace.h"
 
 #define NROW (TLM_KIND_COUNT + 1) /* last row: kinds this tool does not know */
@@ -99,21 +100,6 @@ static void put_arg(const char *a)
 			putchar((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
 	}
 	putchar('\'');
-}
-
-static void human(char *buf, size_t n, uint64_t b)
-{
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)b;
-	unsigned u = 0;
-	while (v >= 1024 && u < 6) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%" PRIu64 " B", b);
-	else
-		snprintf(buf, n, "%.1f %s", v, unit[u]);
 }
 
 static void print_header(const char *path, const struct tlm_trace_header *h, const struct stats *s)
@@ -222,7 +208,7 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 		if (!s->allocs[k] && !s->frees[k] && !s->failed[k])
 			continue;
 		char hb[32];
-		human(hb, sizeof hb, s->bytes[k]);
+		tlm__human(hb, sizeof hb, s->bytes[k]);
 		printf("%-12s %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %20" PRIu64 " (%s)\n",
 		       k < TLM_KIND_COUNT ? tlm_kind_name(k) : "unknown", s->allocs[k], s->frees[k],
 		       s->failed[k], s->bytes[k], hb);

@@ -4,6 +4,7 @@
  * docs/trace-format.md). Every read is bounded by r->end and every value is
  * range-checked against the field it lands in, so any input is safe.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "rd.h"
@@ -29,6 +30,46 @@ static int bad(const char **why, const char *what)
 static inline int64_t sval(uint64_t zz)
 {
 	return (int64_t)tlm__unzz(zz);
+}
+
+/* Time, thread and address: the head that events and block records share.
+ * Returns the position after it, or NULL with *why set. */
+static const uint8_t *decode_head(struct tlm_reader *r, const uint8_t *p, const uint8_t *end, bool thread,
+				  bool addr_raw, unsigned kind, struct tlm_event *ev, const char **why)
+{
+	uint64_t v;
+	if (!(p = tlm__get_uv(p, end, &v)))
+		goto bad_varint;
+	r->prev_time += tlm__unzz(v);
+	ev->time_ns = r->prev_time;
+	if (thread) {
+		if (!(p = tlm__get_uv(p, end, &v)))
+			goto bad_varint;
+		if (v > UINT32_MAX) {
+			*why = "thread index out of range";
+			return NULL;
+		}
+		r->prev_thread = (uint32_t)v;
+	}
+	ev->thread = r->prev_thread;
+	unsigned ks = tlm__kslot(kind);
+	if (addr_raw) {
+		if ((size_t)(end - p) < 8) {
+			*why = "record ends early";
+			return NULL;
+		}
+		ev->addr = tlm__get_u64(p);
+		p += 8;
+	} else {
+		if (!(p = tlm__get_uv(p, end, &v)))
+			goto bad_varint;
+		ev->addr = r->prev_addr[ks] + (tlm__unzz(v >> 2) << tlm__shift((unsigned)v & 3));
+	}
+	r->prev_addr[ks] = ev->addr;
+	return p;
+bad_varint:
+	*why = "bad varint";
+	return NULL;
 }
 
 static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char **why)
@@ -60,27 +101,8 @@ static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char *
 	ev->op = (uint8_t)op;
 	ev->kind = (uint8_t)kind;
 
-	GET(v);
-	r->prev_time += tlm__unzz(v);
-	ev->time_ns = r->prev_time;
-	if (tag & TLM__EV_THREAD) {
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "thread index out of range");
-		r->prev_thread = (uint32_t)v;
-	}
-	ev->thread = r->prev_thread;
-
-	unsigned ks = tlm__kslot(kind);
-	if (x2 & TLM__X2_ADDR_RAW) {
-		NEED(8);
-		ev->addr = tlm__get_u64(p);
-		p += 8;
-	} else {
-		GET(v);
-		ev->addr = r->prev_addr[ks] + (tlm__unzz(v >> 2) << tlm__shift((unsigned)v & 3));
-	}
-	r->prev_addr[ks] = ev->addr;
+	if (!(p = decode_head(r, p, end, tag & TLM__EV_THREAD, x2 & TLM__X2_ADDR_RAW, kind, ev, why)))
+		return 0;
 
 	ev->size = 0;
 	if (tag & TLM__EV_SIZE) {
@@ -177,26 +199,8 @@ static int decode_block(struct tlm_reader *r, struct tlm_event *ev, const char *
 	memset(ev, 0, sizeof *ev);
 	ev->op = (uint8_t)op;
 	ev->kind = TLM_KIND_BLOCK;
-	GET(v);
-	r->prev_time += tlm__unzz(v);
-	ev->time_ns = r->prev_time;
-	if (bits & TLM__B_THREAD) {
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "thread index out of range");
-		r->prev_thread = (uint32_t)v;
-	}
-	ev->thread = r->prev_thread;
-	unsigned ks = tlm__kslot(TLM_KIND_BLOCK);
-	if (m & TLM__BM_ADDR_RAW) {
-		NEED(8);
-		ev->addr = tlm__get_u64(p);
-		p += 8;
-	} else {
-		GET(v);
-		ev->addr = r->prev_addr[ks] + (tlm__unzz(v >> 2) << tlm__shift((unsigned)v & 3));
-	}
-	r->prev_addr[ks] = ev->addr;
+	if (!(p = decode_head(r, p, end, bits & TLM__B_THREAD, m & TLM__BM_ADDR_RAW, TLM_KIND_BLOCK, ev, why)))
+		return 0;
 	if (m & TLM__BM_SIZE_RAW) {
 		NEED(8);
 		ev->size = tlm__get_u64(p);
