@@ -57,12 +57,35 @@ static void load_truth(struct run *r)
 	fclose(f);
 }
 
+/* Scratch directories are removed when the test program exits (kept with
+ * TLM_TEST_KEEP=1, to look at a failure). */
+static char *scratch[1024];
+static size_t nscratch;
+
+static void remove_scratch(void)
+{
+	if (getenv("TLM_TEST_KEEP"))
+		return;
+	for (size_t i = 0; i < nscratch; i++) {
+		char cmd[300];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch[i]);
+		if (system(cmd) != 0)
+			fprintf(stderr, "e2e: could not remove %s\n", scratch[i]);
+		free(scratch[i]);
+	}
+	nscratch = 0;
+}
+
 int e2e_run(struct run *r, const char *const *args, const char *const *env)
 {
 	memset(r, 0, sizeof *r);
 	snprintf(r->dir, sizeof r->dir, "/tmp/tlm-e2e-XXXXXX");
 	if (!mkdtemp(r->dir))
 		return -1;
+	if (nscratch == 0)
+		atexit(remove_scratch);
+	if (nscratch < sizeof scratch / sizeof scratch[0])
+		scratch[nscratch++] = strdup(r->dir);
 	char pre[1024], lib[1024], out[512], truth[512], errp[512];
 	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
 	/* "TLM_TEST_NO_LIBTLM=1" among env: libtlm.so is not preloaded (it may
