@@ -67,6 +67,9 @@ enum tlm_api {
                                 * interposed entry point (docs/cupti.md) */
 #define TLM_EVF_NO_TOTALS 0x8u /* kind BLOCK: the allocator reported no totals (torch < 1.10):
                                 * aux is tlm's running sum of its blocks, stream 0 */
+#define TLM_EVF_GC_FREED 0x10u /* a free during a cyclic GC collection of the Python interpreter,
+                                * on the thread holding the GIL (docs/recording.md, Python stacks) */
+#define TLM_EVF_FINALIZING 0x20u /* a free after the Python interpreter's finalization began */
 
 /* Kind BLOCK (allocator layer), ops ALLOC and FREE: addr = block, size = block
  * size (a failed ALLOC: the size the program asked for, result = 2), aux = the

@@ -52,6 +52,8 @@ enum tlm_rec_type {
 	TLM_REC_LOST = 6,          /* a thread lost count events (drop mode, late teardown) */
 	TLM_REC_SIGNAL = 7,        /* the process took a fatal signal */
 	TLM_REC_END = 8,           /* clean end of the recording */
+	TLM_REC_STRING = 9,        /* string id -> bytes (file names and function names of Python frames) */
+	TLM_REC_PYSTACK = 10,      /* stack id -> Python frames (innermost first) + its native stack id */
 };
 
 #define TLM_MAX_STACK_DEPTH 256
@@ -67,6 +69,27 @@ struct tlm_rec_stack {
 	uint32_t id;       /* >= 1 */
 	uint32_t depth;
 	uint64_t ip[TLM_MAX_STACK_DEPTH]; /* return addresses, innermost caller first */
+};
+
+#define TLM_MAX_STRING 4095
+struct tlm_rec_string {
+	uint32_t id;       /* >= 1 */
+	uint32_t len;      /* <= TLM_MAX_STRING */
+	char s[TLM_MAX_STRING + 1]; /* NUL-terminated */
+};
+
+/* A Python stack shares the id space of native stacks: an event's stack_id
+ * names either a STACK or a PYSTACK record. */
+#define TLM_MAX_PY_DEPTH 256
+struct tlm_py_frame {
+	uint32_t file, name; /* string ids (name: the qualified name on 3.11+, the plain name before) */
+	int32_t line;        /* 0 = unknown */
+};
+struct tlm_rec_pystack {
+	uint32_t id;        /* >= 1 */
+	uint32_t native;    /* the native stack (STACK record id) of the same call, 0 = none */
+	uint32_t depth;
+	struct tlm_py_frame f[TLM_MAX_PY_DEPTH]; /* innermost first */
 };
 
 struct tlm_rec_module {
@@ -103,6 +126,8 @@ struct tlm_record {
 		struct tlm_rec_lost lost;
 		int32_t signal;           /* signal number */
 		struct tlm_rec_end end;
+		struct tlm_rec_string string;
+		struct tlm_rec_pystack pystack;
 	} u;
 };
 
@@ -126,6 +151,8 @@ int tlm_tw_event(struct tlm_tw *w, const struct tlm_event *ev);
 int tlm_tw_thread(struct tlm_tw *w, const struct tlm_rec_thread *t);
 int tlm_tw_stack(struct tlm_tw *w, uint32_t id, const uint64_t *ip, uint32_t depth);
 int tlm_tw_module(struct tlm_tw *w, const struct tlm_rec_module *m);
+int tlm_tw_string(struct tlm_tw *w, uint32_t id, const char *s, uint32_t len); /* len clamped to 4095 */
+int tlm_tw_pystack(struct tlm_tw *w, const struct tlm_rec_pystack *p);     /* depth clamped to 256 */
 int tlm_tw_module_unload(struct tlm_tw *w, uint32_t id);
 int tlm_tw_lost(struct tlm_tw *w, uint32_t thread, uint64_t count);
 int tlm_tw_signal(struct tlm_tw *w, int signo);

@@ -91,6 +91,14 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		case TLM_REC_MODULE:
 			tlm__priv_module(rep->priv, &rec->u.module);
 			break;
+		case TLM_REC_STRING:
+			if (tlm__priv_string(rep->priv, &rec->u.string))
+				goto nomem;
+			break;
+		case TLM_REC_PYSTACK:
+			if (tlm__priv_pystack(rep->priv, &rec->u.pystack))
+				goto nomem;
+			break;
 		case TLM_REC_MODULE_UNLOAD:
 			tlm__priv_module_unload(rep->priv, rec->u.module_unload);
 			break;
@@ -144,6 +152,7 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->devices);
 	free(r->live);
 	free(r->leaks);
+	free(r->gc_freed);
 	free(r->churn);
 	free(r->ooms);
 	free(r->errors);

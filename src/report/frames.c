@@ -37,6 +37,112 @@ static size_t no_resolve(void *ctx, uint64_t ip, struct tlm_frame *out, size_t m
 	return 1;
 }
 
+static const struct tlm__key *py_key(const void *ctx, uint32_t v)
+{
+	const struct tlm__report_priv *p = ctx;
+	return &p->py[v].key;
+}
+
+static const struct tlm__py_ent *py_of(const struct tlm__report_priv *p, uint32_t id);
+
+static const struct tlm__key *canon_key(const void *ctx, uint32_t v)
+{
+	const struct tlm__report_priv *p = ctx;
+	return &p->py[v].fkey;
+}
+
+#define MAX_STRING_ID (1u << 26) /* a crafted id must not make us allocate gigabytes */
+
+int tlm__priv_string(struct tlm__report_priv *p, const struct tlm_rec_string *s)
+{
+	if (!s->id || s->id >= MAX_STRING_ID)
+		return 0; /* ignored */
+	if (s->id >= p->nstr) {
+		size_t n = p->nstr ? p->nstr : 256;
+		while (n <= s->id)
+			n *= 2;
+		char **q = realloc(p->str, n * sizeof *q);
+		if (!q)
+			return -1;
+		memset(q + p->nstr, 0, (n - p->nstr) * sizeof *q);
+		p->str = q;
+		p->nstr = n;
+	}
+	char *c = strdup(s->s);
+	if (!c)
+		return -1;
+	free(p->str[s->id]);
+	p->str[s->id] = c;
+	return 0;
+}
+
+int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *s)
+{
+	if (!p->pyidx_ok)
+		return -1;
+	if (p->npyf + s->depth > p->cappyf) {
+		size_t n = p->cappyf ? p->cappyf : 256;
+		while (n < p->npyf + s->depth)
+			n *= 2;
+		struct tlm_py_frame *q = realloc(p->pyf, n * sizeof *q);
+		if (!q)
+			return -1;
+		p->pyf = q;
+		p->cappyf = n;
+	}
+	if (p->npy == p->cappy) {
+		size_t n = p->cappy ? p->cappy * 2 : 64;
+		struct tlm__py_ent *q = realloc(p->py, n * sizeof *q);
+		if (!q)
+			return -1;
+		p->py = q;
+		p->cappy = n;
+	}
+	memcpy(p->pyf + p->npyf, s->f, s->depth * sizeof *s->f);
+	uint64_t h = 1469598103934665603ull;
+	for (uint32_t i = 0; i < s->depth; i++) {
+		h = (h ^ s->f[i].file) * 1099511628211ull;
+		h = (h ^ s->f[i].name) * 1099511628211ull;
+		h = (h ^ (uint32_t)s->f[i].line) * 1099511628211ull;
+	}
+	struct tlm__key k = {s->id, 0, 0}, fk = {h, s->depth, 1};
+	uint32_t canon = s->id;
+	uint32_t c = s->depth ? tlm__index_get(&p->pycanon, &fk) : UINT32_MAX;
+	if (c != UINT32_MAX && !memcmp(p->pyf + p->py[c].off, s->f, s->depth * sizeof *s->f))
+		canon = p->py[c].canon;
+	uint32_t v = tlm__index_get(&p->pyidx, &k);
+	if (v != UINT32_MAX) { /* a redefinition: the latest wins */
+		p->py[v].native = s->native;
+		p->py[v].depth = s->depth;
+		p->py[v].off = p->npyf;
+		p->py[v].canon = s->id;
+	} else {
+		p->py[p->npy] = (struct tlm__py_ent){k, fk, s->native, s->depth, canon, p->npyf};
+		if (tlm__index_add(&p->pyidx, &k, (uint32_t)p->npy))
+			return -1;
+		if (c == UINT32_MAX && s->depth && tlm__index_add(&p->pycanon, &fk, (uint32_t)p->npy))
+			return -1;
+		p->npy++;
+	}
+	p->npyf += s->depth;
+	return 0;
+}
+
+uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id)
+{
+	const struct tlm__py_ent *e = py_of(p, id);
+	return e ? e->canon : id;
+}
+
+void tlm_report_set_full_stacks(struct tlm_report *r, bool full)
+{
+	struct tlm__report_priv *p = r->priv;
+	if (p->full_stacks == full)
+		return;
+	tlm_report_set_resolver(r, p->resolve, p->resolve_ctx); /* drops the frame cache */
+	p->full_stacks = full;
+}
+
 int tlm__priv_init(struct tlm__report_priv *p)
 {
 	memset(p, 0, sizeof *p);
@@ -47,6 +153,11 @@ int tlm__priv_init(struct tlm__report_priv *p)
 		return -1;
 	}
 	p->fridx_ok = true;
+	p->pyidx_ok = tlm__index_init(&p->pyidx, py_key, p) == 0;
+	if (p->pyidx_ok && tlm__index_init(&p->pycanon, canon_key, p)) {
+		tlm__index_fini(&p->pyidx);
+		p->pyidx_ok = false;
+	}
 	p->resolve = no_resolve;
 #ifdef TLM_REPORT_HAVE_SYM
 	p->sym = tlm_sym_new();
@@ -63,6 +174,15 @@ void tlm__priv_fini(struct tlm__report_priv *p)
 	for (size_t i = 0; i < p->nfr; i++)
 		free(p->fr[i].f);
 	free(p->fr);
+	for (size_t i = 0; i < p->nstr; i++)
+		free(p->str[i]);
+	free(p->str);
+	free(p->py);
+	free(p->pyf);
+	if (p->pyidx_ok) {
+		tlm__index_fini(&p->pyidx);
+		tlm__index_fini(&p->pycanon);
+	}
 	if (p->fridx_ok)
 		tlm__index_fini(&p->fridx);
 	tlm__stacks_fini(&p->stacks);
@@ -107,17 +227,45 @@ void tlm_report_set_resolver(struct tlm_report *r, tlm_report_resolver fn, void 
 	p->resolve_ctx = ctx;
 }
 
+static const char *str_of(const struct tlm__report_priv *p, uint32_t id)
+{
+	return id < p->nstr ? p->str[id] : NULL;
+}
+
+/* A Python stack: its frames (innermost Python line first), then, with
+ * full stacks or when it has no Python frame, those of its native stack. */
+static const struct tlm__py_ent *py_of(const struct tlm__report_priv *p, uint32_t id)
+{
+	if (!p->pyidx_ok || !p->npy)
+		return NULL;
+	struct tlm__key k = {id, 0, 0};
+	uint32_t v = tlm__index_get(&p->pyidx, &k);
+	return v == UINT32_MAX ? NULL : &p->py[v];
+}
+
 static struct tlm_frame *resolve_stack(struct tlm__report_priv *p, uint32_t id, size_t *n)
 {
-	uint32_t depth;
-	const uint64_t *ip = tlm__stacks_get(&p->stacks, id, &depth);
+	uint32_t depth, npy = 0;
+	const struct tlm__py_ent *py = py_of(p, id);
+	if (py) {
+		npy = py->depth;
+		id = npy && !p->full_stacks ? 0 : py->native;
+	}
+	const uint64_t *ip = id ? tlm__stacks_get(&p->stacks, id, &depth) : NULL;
+	if (!ip)
+		depth = 0;
 	*n = 0;
-	if (!ip || !depth)
+	if (!depth && !npy)
 		return NULL;
-	size_t cap = depth + 8;
+	size_t cap = depth + npy + 8;
 	struct tlm_frame *f = malloc(cap * sizeof *f);
 	if (!f)
 		return NULL;
+	for (uint32_t i = 0; i < npy; i++) {
+		const struct tlm_py_frame *pf = &p->pyf[py->off + i];
+		f[(*n)++] = (struct tlm_frame){.kind = TLM_FRAME_PYTHON, .function = str_of(p, pf->name),
+					       .file = str_of(p, pf->file), .line = pf->line};
+	}
 	struct tlm_frame tmp[MAX_INLINE];
 	for (uint32_t i = 0; i < depth; i++) {
 		size_t k = p->resolve(p->resolve_ctx, ip[i], tmp, MAX_INLINE);

@@ -203,6 +203,8 @@ struct tlm__replay {
 	struct tlm_report_site *snap; /* survivors grouped by (device, stack) */
 	size_t nsnap;
 	int oom_error;             /* ENOMEM while growing */
+	struct tlm_report_site *gc; /* frees flagged TLM_EVF_GC_FREED, by (device, alloc stack) */
+	size_t ngc, gc_cap;
 	/* cudaMallocAsync probes (PyTorch's cacheInfo halves a failed size until
 	 * one fits): the last failed async allocation, until the thread's next
 	 * allocation says whether it was one. */
@@ -248,6 +250,21 @@ struct tlm__report_priv {
 	size_t nfr, capfr;
 	struct tlm__index fridx;
 	bool fridx_ok;
+	/* Python stacks (PYSTACK records) and the strings they name */
+	char **str;                   /* by string id, NULL when undefined */
+	size_t nstr;
+	struct tlm__py_ent {
+		struct tlm__key key;      /* a = stack id */
+		struct tlm__key fkey;     /* a = hash of the Python frames, b = depth */
+		uint32_t native, depth, canon; /* canon: the first stack id with the same Python frames */
+		size_t off;
+	} *py;
+	size_t npy, cappy;
+	struct tlm_py_frame *pyf;
+	size_t npyf, cappyf;
+	struct tlm__index pyidx, pycanon;
+	bool pyidx_ok;
+	bool full_stacks;             /* show interpreter/native frames under Python ones */
 };
 
 /* frames.c */
@@ -255,5 +272,10 @@ int tlm__priv_init(struct tlm__report_priv *p);
 void tlm__priv_fini(struct tlm__report_priv *p);
 void tlm__priv_module(struct tlm__report_priv *p, const struct tlm_rec_module *m);
 void tlm__priv_module_unload(struct tlm__report_priv *p, uint32_t id);
+int tlm__priv_string(struct tlm__report_priv *p, const struct tlm_rec_string *s);
+int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *s);
+/* Sites group Python stacks by their Python frames: the id that stands for
+ * all stacks with the same frames as this one (id itself when not Python). */
+uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id);
 
 #endif

@@ -65,6 +65,15 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 	} else {
 		tlm__line(f, "leaks: none");
 	}
+	if (r->ngc_freed) { /* what to do, and where the most was allocated */
+		uint64_t tot = 0;
+		for (size_t i = 0; i < r->ngc_freed; i++)
+			tot += r->gc_freed[i].bytes;
+		char w[512];
+		where(w, sizeof w, r, r->gc_freed[0].stack_id);
+		tlm__line(f, "gc-freed: %s held by ref cycles (break, del, weakref); top: %s",
+			  tlm__human(a, sizeof a, tot), w); /* one line: the summary stays <= 25 */
+	}
 	if (r->ooms_total) {
 		tlm__line(f, "out of memory: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
 		for (size_t i = 0; i < r->nooms && i < SUM_OOMS; i++) {

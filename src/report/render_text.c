@@ -177,6 +177,24 @@ static void leaks(FILE *f, struct tlm_report *r)
 	more(f, r->nleaks);
 }
 
+/* Printed only when a Python run had memory freed by its cyclic GC. */
+static void gc_freed(FILE *f, struct tlm_report *r)
+{
+	if (!r->ngc_freed)
+		return;
+	uint64_t c, b = total(r->gc_freed, r->ngc_freed, &c);
+	char h[32];
+	tlm__line(f, "%s", "");
+	tlm__line(f, "GC-FREED: %zu site%s: %s in %" PRIu64 " allocation%s kept alive by reference cycles until",
+		  r->ngc_freed, r->ngc_freed == 1 ? "" : "s", tlm__human(h, sizeof h, b), c, c == 1 ? "" : "s");
+	tlm__line(f, "  Python's cyclic GC ran; break the cycle, `del` the reference, or hold it with a weakref");
+	for (size_t i = 0; i < r->ngc_freed && i < TEXT_SITES; i++) {
+		site_head(f, i, &r->gc_freed[i], "");
+		stack_lines(f, r, r->gc_freed[i].stack_id);
+	}
+	more(f, r->ngc_freed);
+}
+
 static void verdict_line(FILE *f, const struct tlm_report_oom *o)
 {
 	char req[32], avail[32];
@@ -272,6 +290,7 @@ int tlm_report_text(struct tlm_report *r, FILE *f)
 	memory(f, r);
 	live(f, r);
 	leaks(f, r);
+	gc_freed(f, r);
 	ooms(f, r);
 	churn(f, r);
 	other(f, r);

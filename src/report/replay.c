@@ -36,6 +36,8 @@ void tlm__replay_fini(struct tlm__replay *rp)
 	tlm__live_fini(&rp->live);
 	tlm__churn_fini(&rp->churn);
 	tlm__accts_fini(&rp->accts);
+	free(rp->gc);
+	rp->gc = NULL;
 	free(rp->snap);
 	rp->snap = NULL;
 }
@@ -360,6 +362,38 @@ static void tap_totals(struct tlm__replay *rp, const struct tlm_event *ev)
 		a->tap_peak_reserved = ev->stream;
 }
 
+/* Memory a reference cycle kept alive until the cyclic GC freed it. */
+static void gc_add(struct tlm__replay *rp, const struct tlm__live *e)
+{
+	struct tlm_report_site *g = NULL;
+	for (size_t i = 0; i < rp->ngc && !g; i++)
+		if (rp->gc[i].device == e->device && rp->gc[i].stack_id == e->stack_id)
+			g = &rp->gc[i];
+	if (!g) {
+		if (rp->ngc == rp->gc_cap) {
+			size_t nc = rp->gc_cap ? rp->gc_cap * 2 : 16;
+			if (nc > 65536)
+				return; /* bounded: the largest groups are the ones that matter */
+			struct tlm_report_site *n = realloc(rp->gc, nc * sizeof *n);
+			if (!n) {
+				rp->oom_error = ENOMEM;
+				return;
+			}
+			rp->gc = n;
+			rp->gc_cap = nc;
+		}
+		g = &rp->gc[rp->ngc++];
+		*g = (struct tlm_report_site){.device = e->device, .stack_id = e->stack_id,
+					      .first_ns = (int64_t)e->time_ns, .last_ns = (int64_t)e->time_ns};
+	}
+	g->bytes += e->size;
+	g->count++;
+	if ((int64_t)e->time_ns < g->first_ns)
+		g->first_ns = (int64_t)e->time_ns;
+	if ((int64_t)e->time_ns > g->last_ns)
+		g->last_ns = (int64_t)e->time_ns;
+}
+
 static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
 {
 	struct tlm_report *rep = rp->rep;
@@ -373,14 +407,23 @@ static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		return;
 	}
 	struct tlm__acct *a = e->ns == TLM__NS_BLOCK && e->mkind != 0xff ? acct(rp, e->device, e->mkind) : NULL;
+	if ((ev->flags & TLM_EVF_GC_FREED) && !(ev->flags & TLM_EVF_FINALIZING) && e->mkind != 0xff)
+		gc_add(rp, e);
 	release(rp, e, ev->time_ns, true);
 	if (a)
 		settle(rp, a);
 }
 
-void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev)
+void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev0)
 {
 	struct tlm_report *rep = rp->rep;
+	struct tlm_event evc;
+	const struct tlm_event *ev = ev0;
+	if (ev0->stack_id && rep->priv && rep->priv->npy) { /* Python stacks: by their Python frames */
+		evc = *ev0;
+		evc.stack_id = tlm__priv_canon(rep->priv, ev0->stack_id);
+		ev = &evc;
+	}
 	rep->events++;
 	if (ev->flags & TLM_EVF_CUPTI) {
 		rep->cupti_only++;
@@ -395,6 +438,10 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev)
 	} else if (ev->time_ns > rp->last_t) {
 		rp->last_t = ev->time_ns;
 	}
+	/* the first free made once Python's finalization began ends the run:
+	 * what only teardown released was still live at the end */
+	if ((ev->flags & TLM_EVF_FINALIZING) && !rp->snapped)
+		tlm__replay_mark_end(rp, ev->time_ns);
 	bool known_kind = ns_of(ev->kind) != TLM__NS_EMPTY;
 	if (ev->kind == TLM_KIND_BLOCK && (ev->op == TLM_OP_ALLOC || ev->op == TLM_OP_FREE)) {
 		tap_totals(rp, ev);
@@ -602,5 +649,16 @@ int tlm__replay_finish(struct tlm__replay *rp)
 
 	for (size_t i = 0; i < rep->nooms; i++)
 		rep->ooms[i].time_ns = rel(rp, (uint64_t)rep->ooms[i].time_ns);
+
+	for (size_t i = 0; i < rp->ngc; i++) {
+		rp->gc[i].first_ns = rel(rp, (uint64_t)rp->gc[i].first_ns);
+		rp->gc[i].last_ns = rel(rp, (uint64_t)rp->gc[i].last_ns);
+	}
+	if (rp->ngc)
+		qsort(rp->gc, rp->ngc, sizeof *rp->gc, by_bytes);
+	rep->gc_freed = rp->gc; /* NULL when empty */
+	rep->ngc_freed = rp->ngc;
+	rp->gc = NULL;
+	rp->ngc = rp->gc_cap = 0;
 	return 0;
 }

@@ -138,6 +138,10 @@ struct tlm_report {
 	struct tlm_report_site *live;        /* by bytes, descending */
 	size_t nleaks;
 	struct tlm_report_site *leaks;       /* by bytes, descending */
+	size_t ngc_freed;
+	struct tlm_report_site *gc_freed;    /* NULL when none; freed by Python's cyclic GC (reference cycles), by
+	                                      * allocation stack, by bytes descending; first/last_ns =
+	                                      * first and last allocation */
 	size_t nchurn;
 	struct tlm_report_site *churn;       /* by count, descending */
 	size_t nooms;
@@ -168,6 +172,10 @@ const struct tlm_frame *tlm_report_useful_frame(struct tlm_report *r, uint32_t s
  * strings must outlive the report. */
 typedef size_t (*tlm_report_resolver)(void *ctx, uint64_t ip, struct tlm_frame *out, size_t max);
 void tlm_report_set_resolver(struct tlm_report *r, tlm_report_resolver fn, void *ctx);
+/* Stacks recorded with Python frames show those frames only (the innermost
+ * Python line first; the interpreter's and extensions' native frames are
+ * folded) unless full is set: then the native frames follow. Default: folded. */
+void tlm_report_set_full_stacks(struct tlm_report *r, bool full);
 
 /* Renderers; return 0 or -1 on a write error. */
 int tlm_report_text(struct tlm_report *r, FILE *f);     /* the full report, <= 100 columns */

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shim/pystack.h"
 #include "shim/ring.h"
 
 #define C10_CUDA 1 /* c10::DeviceType::CUDA */
@@ -211,7 +212,7 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	s->device = device;
 	s->op = op;
 	s->kind = TLM_KIND_BLOCK;
-	s->flags = flags;
+	s->flags = flags | (op == TLM_OP_FREE ? tlm__py_free_flags() : 0);
 	s->api = api;
 	tlm__rec_commit(&rc);
 }

@@ -91,6 +91,15 @@ void tlm__config_load(void)
 		else
 			tlm__log("TLM_CUPTI: bad value '%s' (expected auto, on or off); using auto", cm);
 	}
+	const char *py = getenv("TLM_PYTHON");
+	if (py && *py) {
+		if (!strcmp(py, "auto") || !strcmp(py, "on") || !strcmp(py, "1"))
+			c.python_off = false;
+		else if (!strcmp(py, "off") || !strcmp(py, "0"))
+			c.python_off = true;
+		else
+			tlm__log("TLM_PYTHON: bad value '%s' (expected auto or off); using auto", py);
+	}
 	const char *cl = getenv("TLM_CUPTI_LIBRARY");
 	if (cl && *cl) {
 		if (strlen(cl) >= sizeof c.cupti_library)

@@ -3,7 +3,7 @@
  * recorder.c - the hot path: one event from a hook into the thread's ring.
  *
  * Cost per event: a TLS load, the stack capture and a per-thread intern
- * lookup, one seq_cst store and one atomic add (the global order), a vDSO
+ * lookup (plus, on a Python thread, the frame-chain walk of pystack.c), one seq_cst store and one atomic add (the global order), a vDSO
  * clock read and a release store. No allocation, no lock, no syscall except
  * when the ring is half full (one futex wake) or full (lossless wait).
  */
@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim/pystack.h"
 #include "shim/ring.h"
 #include "shim/stack.h"
 
@@ -75,9 +76,13 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 	uint64_t ips[TLM_MAX_STACK_DEPTH];
 	uint32_t depth = 0, sid = 0;
 	bool fresh = false;
-	if (tlm__cfg.stack_depth)
+	uint32_t pyid = 0, pyslots = 0;
+	bool pyfresh = false;
+	if (tlm__cfg.stack_depth) {
 		sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
-	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0);
+		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
+	}
+	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0) + (pyfresh ? pyslots : 0);
 	uint64_t size = (uint64_t)r->mask + 1;
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	if (TLM_UNLIKELY(head + need - r->cached_tail > size)) {
@@ -85,6 +90,8 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 		if (head + need - r->cached_tail > size && !wait_for_space(r, head, need)) {
 			if (fresh) /* its definition is lost too: forget every id */
 				tlm__stack_forget_all(r->stk);
+			if (pyfresh)
+				tlm__py_forget(r);
 			count_lost(r);
 			return false;
 		}
@@ -101,6 +108,8 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 			memcpy(dst, ips + i, n * 8);
 		}
 	}
+	if (pyfresh)
+		head = tlm__py_write_def(r, head);
 	struct tlm__slot *s = &r->slots[head & r->mask];
 	/* announce a lower bound of our seq before taking it: the writer emits
 	 * nothing at or above it until we publish (see ring.h) */
@@ -109,7 +118,7 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
 	s->time_ns = tlm__ticks(); /* the writer converts to ns */
 	s->type = TLM__SLOT_EVENT;
-	s->stack = sid;
+	s->stack = pyid ? pyid : sid;
 	rc->ring = r;
 	rc->ev = s;
 	rc->ext = ext;
@@ -154,6 +163,8 @@ void tlm__record(const struct tlm__evargs *a)
 	if (!tlm__rec_begin(&rc, failed_alloc))
 		return;
 	fill(rc.ev, a);
+	if (a->op == TLM_OP_FREE)
+		rc.ev->flags |= tlm__py_free_flags();
 	if (failed_alloc) {
 		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];
 		memset(x, 0, sizeof *x);
@@ -168,6 +179,7 @@ bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
 	if (!tlm__rec_begin(rc, false))
 		return false;
 	fill(rc->ev, a);
+	rc->ev->flags |= tlm__py_free_flags();
 	return true;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "shim/ring.h"
+#include "shim/pystack.h"
 #include "shim/stack.h"
 
 struct tlm__ring *_Atomic tlm__rings[TLM__MAX_RINGS];
@@ -43,6 +44,7 @@ static void ring_adopt(struct tlm__ring *r)
 	(void)prctl(PR_GET_NAME, r->name, 0, 0, 0);
 	tlm__stack_forget_all(r->stk);
 	tlm__stack_thread_init(r->stk);
+	tlm__py_forget(r);
 	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
 	atomic_fetch_add_explicit(&r->gen, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->state, TLM__RING_ACTIVE, memory_order_release);

@@ -29,6 +29,9 @@ enum tlm__slot_type {
 	TLM__SLOT_EVENT = 1,   /* struct tlm__slot as an event */
 	TLM__SLOT_EXT = 2,     /* extension of the previous event: u64[0] = device_free */
 	TLM__SLOT_STACK = 3,   /* header: aux = local stack id, size = depth; ips follow */
+	TLM__SLOT_PYSTACK = 4, /* header: aux = local merged id, stream = local native stack id,
+	                        * size = frames, addr = payload bytes; payload slots follow, per frame
+	                        * i32 line, u16 file length, u16 name length, file, name (pystack.c) */
 };
 
 struct tlm__slot {
@@ -105,6 +108,7 @@ struct tlm__ring {
 	uint32_t mask;              /* slots - 1 */
 	size_t map_bytes;
 	struct tlm__stk_cache *stk; /* producer-only */
+	void *py;                   /* producer-only: Python frame cache (pystack.c), mapped on first use */
 	void *wstate;               /* writer-only (writer.c) */
 	struct tlm__slot *slots;
 };

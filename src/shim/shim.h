@@ -40,6 +40,7 @@ struct tlm__config {
 	unsigned writer_delay_ms; /* TLM_DEBUG_WRITER_DELAY_MS: tests fill rings with it */
 	bool verify_stacks;    /* TLM_DEBUG_STACK_VERIFY: check every cached stack */
 	bool summary;          /* TLM_SUMMARY: end-of-run report on stderr */
+	bool python_off;       /* TLM_PYTHON=off: no Python stacks or GC flags */
 	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */
 	char cupti_library[4096]; /* TLM_CUPTI_LIBRARY: this libcupti, no search */
 };

@@ -29,6 +29,7 @@
 #include "shim/modules.h"
 #include "shim/output.h"
 #include "shim/ring.h"
+#include "shim/pystack.h"
 #include "shim/stack.h"
 #include "tlm/trace.h"
 #include "tlm_config.h"
@@ -48,6 +49,7 @@ struct wring {
 	struct staged *buf;
 	size_t pos, n, cap;
 	uint32_t stkmap[TLM__STK_BUCKETS]; /* local stack id -> global id */
+	uint32_t pymap[TLM__PY_STACKS];    /* local merged (Python) id -> global id */
 	struct staged inline_buf[];        /* ring_slots entries */
 };
 
@@ -72,6 +74,15 @@ static struct {
 	uint64_t discarded;
 	struct gstack *gs;
 	size_t gs_cap, gs_n;
+	uint32_t next_gid;          /* ids of STACK and PYSTACK records share one space */
+	struct gstr { uint64_t hash; uint32_t id, len; size_t off; } *str;
+	size_t str_cap, str_n;
+	char *spool;
+	size_t spool_n, spool_cap;
+	struct gstack *ps;          /* Python stacks: depth = frames, off into pkeys (native, then 3 per frame) */
+	size_t ps_cap, ps_n;
+	uint32_t *pkeys;
+	size_t pkeys_n, pkeys_cap;
 	uint64_t *gips;
 	size_t gips_n, gips_cap;
 	pthread_t thread;
@@ -196,12 +207,148 @@ static uint32_t gs_intern(const uint64_t *ip, uint32_t d, bool no_alloc)
 		W.gips_cap = nc;
 	}
 	memcpy(&W.gips[W.gips_n], ip, d * 8);
-	W.gs[j] = (struct gstack){.hash = h, .id = (uint32_t)W.gs_n + 1, .depth = d, .off = W.gips_n};
+	W.gs[j] = (struct gstack){.hash = h, .id = ++W.next_gid, .depth = d, .off = W.gips_n};
 	W.gips_n += d;
 	W.gs_n++;
 	if (!W.failed)
 		check(tlm_tw_stack(W.tw, W.gs[j].id, ip, d));
 	return W.gs[j].id;
+}
+
+/* ------------------------------------------------- strings, Python stacks */
+
+static uint64_t bhash(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem, size_t first, bool no_alloc)
+{
+	if (need <= *cap)
+		return true;
+	if (no_alloc)
+		return false;
+	size_t nc = *cap ? *cap : first;
+	while (nc < need)
+		nc *= 2;
+	void *q = realloc(*p, nc * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = nc;
+	return true;
+}
+
+/* Rehash an open-addressing table of n_cap entries (id 0 = empty) to twice the size. */
+static bool table_grow(void **tab, size_t *cap, size_t elem, size_t first)
+{
+	size_t nc = *cap ? *cap * 2 : first;
+	char *n = calloc(nc, elem), *o = *tab;
+	if (!n)
+		return false;
+	for (size_t i = 0; i < *cap; i++) {
+		const char *e = o + i * elem;
+		uint64_t h;
+		uint32_t id;
+		memcpy(&h, e, 8);
+		memcpy(&id, e + 8, 4);
+		if (!id)
+			continue;
+		size_t j = h & (nc - 1);
+		for (;;) {
+			uint32_t jid;
+			memcpy(&jid, n + j * elem + 8, 4);
+			if (!jid)
+				break;
+			j = (j + 1) & (nc - 1);
+		}
+		memcpy(n + j * elem, e, elem);
+	}
+	free(o);
+	*tab = n;
+	*cap = nc;
+	return true;
+}
+
+static uint32_t str_intern(const char *s, uint32_t len, bool no_alloc)
+{
+	if ((W.str_n + 1) * 2 > W.str_cap && (no_alloc || !table_grow((void **)&W.str, &W.str_cap, sizeof *W.str, 1024)))
+		return 0;
+	uint64_t h = bhash(s, len, 1469598103934665603ull);
+	size_t j = h & (W.str_cap - 1);
+	for (; W.str[j].id; j = (j + 1) & (W.str_cap - 1))
+		if (W.str[j].hash == h && W.str[j].len == len && !memcmp(W.spool + W.str[j].off, s, len))
+			return W.str[j].id;
+	if (!grow((void **)&W.spool, &W.spool_cap, W.spool_n + len + 1, 1, 65536, no_alloc))
+		return 0;
+	memcpy(W.spool + W.spool_n, s, len);
+	W.str[j] = (struct gstr){.hash = h, .id = (uint32_t)W.str_n + 1, .len = len, .off = W.spool_n};
+	W.spool_n += len;
+	W.str_n++;
+	if (!W.failed)
+		check(tlm_tw_string(W.tw, W.str[j].id, s, len));
+	return W.str[j].id;
+}
+
+/* A PYSTACK definition from a ring (header slot at tail): global id, or 0. */
+static uint32_t ps_intern(struct tlm__ring *r, struct wring *w, uint64_t tail, bool no_alloc)
+{
+	const struct tlm__slot *s = &r->slots[tail & r->mask];
+	static struct tlm_rec_pystack ps; /* under the writer lock */
+	static uint8_t buf[TLM__PY_MAX_FRAMES * (8u + TLM__PY_FILE_MAX + TLM__PY_NAME_MAX) + 64];
+	uint32_t bytes = (uint32_t)s->addr, n = (uint32_t)s->size, lnat = (uint32_t)s->stream;
+	if (bytes > sizeof buf || n > TLM__PY_MAX_FRAMES)
+		return 0;
+	for (uint32_t o = 0; o < bytes; o += 64)
+		memcpy(buf + o, &r->slots[(tail + 1 + o / 64) & r->mask], 64);
+	ps.id = 0;
+	ps.native = lnat < TLM__STK_BUCKETS ? w->stkmap[lnat] : 0;
+	ps.depth = 0;
+	uint32_t o = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t line;
+		uint16_t fl, nl;
+		if (o + 8 > bytes)
+			return 0;
+		memcpy(&line, buf + o, 4);
+		memcpy(&fl, buf + o + 4, 2);
+		memcpy(&nl, buf + o + 6, 2);
+		if (o + 8u + fl + nl > bytes)
+			return 0;
+		uint32_t fs = str_intern((const char *)buf + o + 8, fl, no_alloc);
+		uint32_t ns = str_intern((const char *)buf + o + 8 + fl, nl, no_alloc);
+		if (!fs || !ns)
+			return 0;
+		ps.f[ps.depth++] = (struct tlm_py_frame){fs, ns, line};
+		o += 8u + fl + nl;
+	}
+	if ((W.ps_n + 1) * 2 > W.ps_cap && (no_alloc || !table_grow((void **)&W.ps, &W.ps_cap, sizeof *W.ps, 1024)))
+		return 0;
+	uint32_t nk = 1 + 3 * ps.depth;
+	if (!grow((void **)&W.pkeys, &W.pkeys_cap, W.pkeys_n + nk, sizeof *W.pkeys, 65536, no_alloc))
+		return 0;
+	uint32_t *k = W.pkeys + W.pkeys_n;
+	k[0] = ps.native;
+	for (uint32_t i = 0; i < ps.depth; i++) {
+		k[1 + 3 * i] = ps.f[i].file;
+		k[2 + 3 * i] = ps.f[i].name;
+		k[3 + 3 * i] = (uint32_t)ps.f[i].line;
+	}
+	uint64_t h = bhash(k, nk * 4, 1469598103934665603ull);
+	size_t j = h & (W.ps_cap - 1);
+	for (; W.ps[j].id; j = (j + 1) & (W.ps_cap - 1))
+		if (W.ps[j].hash == h && W.ps[j].depth == nk && !memcmp(W.pkeys + W.ps[j].off, k, nk * 4))
+			return W.ps[j].id;
+	W.ps[j] = (struct gstack){.hash = h, .id = ++W.next_gid, .depth = nk, .off = W.pkeys_n};
+	W.pkeys_n += nk;
+	W.ps_n++;
+	ps.id = W.ps[j].id;
+	if (!W.failed)
+		check(tlm_tw_pystack(W.tw, &ps));
+	return ps.id;
 }
 
 /* ---------------------------------------------------------------- drain */
@@ -282,6 +429,14 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 			tail += 1 + (d + 7) / 8;
 			continue;
 		}
+		if (s->type == TLM__SLOT_PYSTACK) {
+			uint32_t lid = (uint32_t)s->aux;
+			uint32_t gid = ps_intern(r, w, tail, no_alloc);
+			if (lid < TLM__PY_STACKS)
+				w->pymap[lid] = gid;
+			tail += 1 + ((uint32_t)s->addr + 63) / 64;
+			continue;
+		}
 		/* an event (and its extension slot for a failed allocation) */
 		if (!stage(w, no_alloc))
 			break;
@@ -289,7 +444,9 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 		e->seq = s->seq;
 		e->ev = (struct tlm_event){
 			.time_ns = tlm__ticks_to_ns(s->time_ns), .addr = s->addr, .size = s->size, .stream = s->stream, .aux = s->aux,
-			.stack_id = s->stack < TLM__STK_BUCKETS ? w->stkmap[s->stack] : 0,
+			.stack_id = (s->stack & TLM__PY_ID_BIT) ? ((s->stack & ~TLM__PY_ID_BIT) < TLM__PY_STACKS
+									 ? w->pymap[s->stack & ~TLM__PY_ID_BIT] : 0)
+				    : s->stack < TLM__STK_BUCKETS ? w->stkmap[s->stack] : 0,
 			.thread = r->thread_index, .result = s->result, .device = s->device, .op = s->op,
 			.kind = s->kind, .flags = s->flags, .api = s->api,
 		};
@@ -602,6 +759,16 @@ void tlm__writer_atfork_child(void)
 	W.gs = NULL;
 	W.gips = NULL;
 	W.gs_cap = W.gs_n = W.gips_n = W.gips_cap = 0;
+	free(W.str);
+	free(W.spool);
+	free(W.ps);
+	free(W.pkeys);
+	W.str = NULL;
+	W.spool = NULL;
+	W.ps = NULL;
+	W.pkeys = NULL;
+	W.str_cap = W.str_n = W.spool_n = W.spool_cap = W.ps_cap = W.ps_n = W.pkeys_n = W.pkeys_cap = 0;
+	W.next_gid = 0;
 	W.next_seq = W.order_errors = W.discarded = 0;
 	W.failed = false;
 	W.thread_started = false;

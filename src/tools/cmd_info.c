@@ -21,7 +21,7 @@ struct stats {
 	uint64_t allocs[NROW], frees[NROW], failed[NROW], bytes[NROW];
 	uint64_t pool_create, pool_destroy, pool_trim, other_ops;
 	uint64_t interposed, cupti_only, cupti_api[256]; /* sources: TLM_EVF_CUPTI or not */
-	uint64_t events, threads, stacks, modules, unloads;
+	uint64_t events, threads, stacks, modules, unloads, pystacks, strings;
 	uint64_t last_time;
 	int have_time, have_end, have_signal;
 	struct tlm_rec_end end;
@@ -66,6 +66,8 @@ static void count(struct stats *s, const struct tlm_record *rec)
 	}
 	case TLM_REC_THREAD: s->threads++; break;
 	case TLM_REC_STACK: s->stacks++; break;
+	case TLM_REC_PYSTACK: s->pystacks++; break;
+	case TLM_REC_STRING: s->strings++; break;
 	case TLM_REC_MODULE: s->modules++; break;
 	case TLM_REC_MODULE_UNLOAD: s->unloads++; break;
 	case TLM_REC_SIGNAL:
@@ -196,6 +198,9 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 	printf("lost:         %" PRIu64 "\n", tlm_reader_lost(r));
 	printf("threads:      %" PRIu64 "\n", s->threads);
 	printf("stacks:       %" PRIu64 "\n", s->stacks);
+	if (s->pystacks) /* only in traces of Python programs */
+		printf("python:       %" PRIu64 " stacks with Python frames, %" PRIu64 " strings\n", s->pystacks,
+		       s->strings);
 	if (s->unloads)
 		printf("modules:      %" PRIu64 " (%" PRIu64 " unloaded)\n", s->modules, s->unloads);
 	else

@@ -22,7 +22,7 @@
 
 #define USAGE                                                                                      \
 	"usage: tlm report [--format text|json|html|chrome|collapsed] [--metric live|peak] [--summary]\n" \
-	"                  [-o FILE] TRACE\n"
+	"                  [--full-stacks] [-o FILE] TRACE\n"
 
 static const char help[] =
 	USAGE
@@ -35,6 +35,8 @@ static const char help[] =
 	"                        for Perfetto), collapsed (folded stacks for flame graphs)\n"
 	"  --metric live|peak    collapsed only: bytes live at the end (default) or at the peak\n"
 	"  --summary             the short end-of-run report (<= 25 lines; text only)\n"
+	"  --full-stacks         under Python frames, also the interpreter's and extensions'\n"
+	"                        native frames (folded by default)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  -h, --help            show this help\n"
 	"\n"
@@ -54,7 +56,7 @@ static int usage_error(const char *fmt, const char *arg)
 int tlm_cmd_report(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *format = "text", *metric = NULL;
-	bool summary = false, dashdash = false;
+	bool summary = false, dashdash = false, full_stacks = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!dashdash && !strcmp(a, "--")) {
@@ -79,6 +81,8 @@ int tlm_cmd_report(int argc, char **argv)
 			out = a + 9;
 		} else if (!dashdash && !strcmp(a, "--summary")) {
 			summary = true;
+		} else if (!dashdash && !strcmp(a, "--full-stacks")) {
+			full_stacks = true;
 		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
 			fputs(help, stdout);
 			return TLM_EXIT_OK;
@@ -110,6 +114,7 @@ int tlm_cmd_report(int argc, char **argv)
 		fprintf(stderr, "tlm: %s: %s\n", path, err);
 		return TLM_EXIT_DAMAGED;
 	}
+	tlm_report_set_full_stacks(r, full_stacks);
 	FILE *f = stdout;
 	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
 		fprintf(stderr, "tlm report: %s: %s\n", out, strerror(errno));

@@ -345,6 +345,47 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 		p += v;
 		break;
 	}
+	case TLM_REC_STRING: {
+		struct tlm_rec_string *s = &rec->u.string;
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "string id out of range");
+		s->id = (uint32_t)v;
+		GET(v);
+		if (v > TLM_MAX_STRING)
+			return bad(why, "string longer than 4095 bytes");
+		s->len = (uint32_t)v;
+		NEED(v);
+		memcpy(s->s, p, v);
+		s->s[v] = 0;
+		p += v;
+		break;
+	}
+	case TLM_REC_PYSTACK: {
+		struct tlm_rec_pystack *s = &rec->u.pystack;
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "stack id out of range");
+		s->id = (uint32_t)v;
+		GET(v);
+		if (v > UINT32_MAX)
+			return bad(why, "stack id out of range");
+		s->native = (uint32_t)v;
+		GET(v);
+		if (v > TLM_MAX_PY_DEPTH)
+			return bad(why, "Python stack depth exceeds 256");
+		s->depth = (uint32_t)v;
+		for (uint32_t i = 0; i < s->depth; i++) {
+			GET(a);
+			GET(b);
+			GET(v);
+			int64_t line = sval(v);
+			if (a > UINT32_MAX || b > UINT32_MAX || line < INT32_MIN || line > INT32_MAX)
+				return bad(why, "Python frame out of range");
+			s->f[i] = (struct tlm_py_frame){(uint32_t)a, (uint32_t)b, (int32_t)line};
+		}
+		break;
+	}
 	case TLM_REC_MODULE_UNLOAD:
 		GET(v);
 		if (v > UINT32_MAX)

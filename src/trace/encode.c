@@ -270,6 +270,38 @@ int tlm_tw_stack(struct tlm_tw *w, uint32_t id, const uint64_t *ip, uint32_t dep
 	return rc;
 }
 
+int tlm_tw_string(struct tlm_tw *w, uint32_t id, const char *s, uint32_t len)
+{
+	int rc;
+	if (len > TLM_MAX_STRING)
+		len = TLM_MAX_STRING;
+	uint8_t *p = tlm__tw_reserve(w, 1 + 2 * TLM__VARINT_MAX + len, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_STRING);
+	p = tlm__put_uv(p, id);
+	p = tlm__put_uv(p, len);
+	memcpy(p, s, len);
+	tlm__tw_commit(w, p + len);
+	return rc;
+}
+
+int tlm_tw_pystack(struct tlm_tw *w, const struct tlm_rec_pystack *s)
+{
+	int rc;
+	uint32_t depth = s->depth < TLM_MAX_PY_DEPTH ? s->depth : TLM_MAX_PY_DEPTH;
+	uint8_t *p = tlm__tw_reserve(w, 1 + 3 * TLM__VARINT_MAX + (size_t)depth * 3 * TLM__VARINT_MAX, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_PYSTACK);
+	p = tlm__put_uv(p, s->id);
+	p = tlm__put_uv(p, s->native);
+	p = tlm__put_uv(p, depth);
+	for (uint32_t i = 0; i < depth; i++) {
+		p = tlm__put_uv(p, s->f[i].file);
+		p = tlm__put_uv(p, s->f[i].name);
+		p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)s->f[i].line));
+	}
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
 int tlm_tw_module(struct tlm_tw *w, const struct tlm_rec_module *m)
 {
 	int rc;

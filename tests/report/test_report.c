@@ -362,6 +362,7 @@ static void test_end_marker(void **state)
 	free(rep.devices);
 	free(rep.live);
 	free(rep.leaks);
+	free(rep.gc_freed);
 	free(rep.churn);
 	free(rep.ooms);
 }

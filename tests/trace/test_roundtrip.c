@@ -225,6 +225,68 @@ static void test_oversized(void **state)
 	free(m.p);
 }
 
+/* STRING and PYSTACK records (Python stacks) at their limits. */
+static void test_python_records(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 2; c++) {
+		struct membuf m = {0};
+		struct tlm_trace_header h;
+		tt_header(&h);
+		struct tlm_tw *w = tlm_tw_open(&h, tt_mem_sink, &m, 64, c, NULL);
+		assert_non_null(w);
+		static char big[TLM_MAX_STRING + 10];
+		memset(big, 'f', sizeof big);
+		static struct tlm_rec_pystack ps;
+		ps.id = 0xfffffffe;
+		ps.native = 7;
+		ps.depth = TLM_MAX_PY_DEPTH;
+		for (uint32_t i = 0; i < ps.depth; i++)
+			ps.f[i] = (struct tlm_py_frame){1 + i % 2, UINT32_MAX - i, i % 3 ? (int32_t)i : INT32_MIN + (int32_t)i};
+		struct tlm_event ev = {.op = TLM_OP_FREE, .addr = 0x1000, .stack_id = ps.id,
+				       .flags = TLM_EVF_GC_FREED | TLM_EVF_FINALIZING};
+		assert_int_equal(tlm_tw_string(w, 1, big, sizeof big), 0); /* clamped to 4095 */
+		assert_int_equal(tlm_tw_string(w, 2, "", 0), 0);
+		assert_int_equal(tlm_tw_pystack(w, &ps), 0);
+		assert_int_equal(tlm_tw_event(w, &ev), 0);
+		assert_int_equal(tlm_tw_end(w, 1), 0);
+		tlm_tw_close(w);
+
+		char *path = tt_tmpfile(m.p, m.len);
+		struct tlm_reader *r = tlm_reader_open(path, NULL, 0);
+		assert_non_null(r);
+		struct tlm_record *rec = malloc(sizeof *rec);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_STRING);
+		assert_int_equal(rec->u.string.id, 1);
+		assert_int_equal(rec->u.string.len, TLM_MAX_STRING);
+		assert_int_equal(strlen(rec->u.string.s), TLM_MAX_STRING);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_STRING);
+		assert_int_equal(rec->u.string.len, 0);
+		assert_string_equal(rec->u.string.s, "");
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_PYSTACK);
+		assert_true(rec->u.pystack.id == ps.id);
+		assert_int_equal(rec->u.pystack.native, 7);
+		assert_int_equal(rec->u.pystack.depth, TLM_MAX_PY_DEPTH);
+		assert_memory_equal(rec->u.pystack.f, ps.f, sizeof ps.f);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_EVENT);
+		assert_true(rec->u.ev.stack_id == ps.id);
+		assert_int_equal(rec->u.ev.flags, TLM_EVF_GC_FREED | TLM_EVF_FINALIZING);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_END);
+		assert_int_equal(tlm_reader_next(r, rec), 0);
+		assert_int_equal(tlm_reader_errors(r, NULL), 0);
+		free(rec);
+		tlm_reader_close(r);
+		unlink(path);
+		free(path);
+		free(m.p);
+	}
+}
+
 static void test_sink_errors(void **state)
 {
 	(void)state;
@@ -343,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_edge_events),
 		cmocka_unit_test(test_all_records),
 		cmocka_unit_test(test_oversized),
+		cmocka_unit_test(test_python_records),
 		cmocka_unit_test(test_sink_errors),
 		cmocka_unit_test(test_states),
 		cmocka_unit_test(test_compactness),

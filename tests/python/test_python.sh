@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Python stacks, reference cycles and leaks on every CPython under pyenv:
+# test_python.sh LIBTLM TLM SIMDIR SRCDIR
+# Versions absent from $TLM_TEST_PYENV (default /root/.pyenv/versions) are
+# skipped with a message; with none present the test is skipped (exit 77).
+set -u
+libtlm=$1 tlm=$2 sim=$3 src=$4
+pyenv=${TLM_TEST_PYENV:-/root/.pyenv/versions}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ran=0 failed=0
+run_one() { # python tag [env...]
+	py=$1 tag=$2
+	shift 2
+	# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
+	env "$@" TLM_TEST_CUDART="$sim/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
+		LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$libtlm" \
+		TLM_OUTPUT="$tmp/$tag.trace" TLM_SUMMARY=0 "$py" "$src/workload.py" 10 || return 1
+	"$tlm" report -f json -o "$tmp/$tag.json" "$tmp/$tag.trace" || return 1
+}
+for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
+	py=$(ls -d "$pyenv/$v".*/bin/python3 2>/dev/null | sort -V | tail -n 1)
+	if [ -z "$py" ] || [ ! -x "$py" ]; then
+		echo "python $v: not installed under $pyenv, skipped"
+		continue
+	fi
+	ran=$((ran + 1))
+	if run_one "$py" "$v" && "$py" "$src/check.py" "$tmp/$v.json" "$src/workload.py"; then
+		echo "python $v ($py): ok"
+	else
+		echo "python $v ($py): FAILED"
+		failed=$((failed + 1))
+	fi
+	if [ "$v" = 3.12 ]; then # the switch: no Python stacks, no GC flags
+		if run_one "$py" off TLM_PYTHON=off && "$py" "$src/check.py" "$tmp/off.json" "$src/workload.py" off; then
+			echo "python $v TLM_PYTHON=off: ok"
+		else
+			echo "python $v TLM_PYTHON=off: FAILED"
+			failed=$((failed + 1))
+		fi
+	fi
+done
+if [ "$ran" = 0 ]; then
+	echo "no CPython 3.8-3.13 under $pyenv: skipped"
+	exit 77
+fi
+[ "$failed" = 0 ]
