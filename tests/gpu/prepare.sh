@@ -24,6 +24,6 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # nvcc links cudart statically by default: the cuGetProcAddress path
 "$NVCC" -O2 -o .gpu/bin/paths_static tests/gpu/paths.cu
 "$NVCC" -O2 -cudart shared -o .gpu/bin/paths_shared tests/gpu/paths.cu
-cp tests/gpu/run.sh tests/gpu/torch_check.py tests/gpu/nccl_check.py tests/gpu/compare_info.py .gpu/
+cp tests/gpu/run.sh tests/gpu/torch_check.py tests/gpu/torch_issue4.py tests/gpu/nccl_check.py tests/gpu/compare_info.py .gpu/
 du -sh .gpu
 echo "ready: carry .gpu and run: sh .gpu/run.sh"

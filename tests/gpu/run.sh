@@ -81,5 +81,29 @@ else
 	echo "FAIL torch: tlm report failed"
 	status=1
 fi
+echo "== pytorch: tensors, Python lines, reference cycles, fragmentation (issue 4)"
+LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" TLM_OUTPUT="$out/torch4.trace" \
+	python3 "$g/torch_issue4.py" workload "$out/torch4.json" || status=1
+if tool "$g/bin/tlm" report --format json -o "$out/torch4-report.json" "$out/torch4.trace"; then
+	python3 "$g/torch_issue4.py" check "$out/torch4.json" "$out/torch4-report.json" || status=1
+	tool "$g/bin/tlm" report --summary "$out/torch4.trace"
+else
+	echo "FAIL torch4: tlm report failed"
+	status=1
+fi
+# step time: without tlm, under tlm (Python stacks on), under PyTorch's own recorder
+plain=$(python3 "$g/torch_issue4.py" steps 300)
+traced=$(LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" \
+	TLM_OUTPUT="$out/steps.trace" python3 "$g/torch_issue4.py" steps 300)
+hist=$(python3 "$g/torch_issue4.py" steps-history 300)
+python3 - "$plain" "$traced" "$hist" <<'PY' || status=1
+import sys
+p, t, h = map(float, sys.argv[1:])
+o = (t - p) / p * 100
+print("%s torch4 overhead: step %.3f ms plain, %.3f ms under tlm (%+.1f %%), %.3f ms with "
+      "_record_memory_history(stacks='python') (%+.1f %%); target <= 3 %%"
+      % ("PASS" if o <= 3 else "FAIL", p, t, o, h, (h - p) / p * 100))
+sys.exit(0 if o <= 3 else 1)
+PY
 echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status
