@@ -77,6 +77,13 @@ static void read_all(const uint8_t *data, size_t size)
 		case TLM_REC_END:
 			saw_end = 1;
 			break;
+		case TLM_REC_STRING:
+			CHECK(rec.u.string.len <= TLM_MAX_STRING);
+			CHECK(rec.u.string.s[rec.u.string.len] == 0);
+			break;
+		case TLM_REC_PYSTACK:
+			CHECK(rec.u.pystack.depth <= TLM_MAX_PY_DEPTH);
+			break;
 		case TLM_REC_MODULE_UNLOAD:
 		case TLM_REC_LOST:
 		case TLM_REC_SIGNAL:
