@@ -139,6 +139,16 @@ static void counters(struct tlm__json *j, const struct tlm_report *r)
 	tlm__json_obj_end(j);
 }
 
+/* a fraction, or null when it cannot be known (blocks unknown without a tap) */
+static void kd_known(struct tlm__json *j, const char *k, bool known, double v)
+{
+	tlm__json_key(j, k);
+	if (known)
+		tlm__json_dbl(j, v, 4);
+	else
+		tlm__json_null(j);
+}
+
 static void devices(struct tlm__json *j, const struct tlm_report *r)
 {
 	tlm__json_key(j, "devices");
@@ -157,11 +167,7 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 		ku(j, "live_bytes_at_end", d->live_bytes_at_end);
 		ku(j, "live_allocations_at_end", d->live_allocs_at_end);
 		kd(j, "fragmentation_at_peak", d->frag_at_peak, 4);
-		tlm__json_key(j, "external_fragmentation_at_peak");
-		if (d->ext_known)
-			tlm__json_dbl(j, d->ext_frag_at_peak, 4);
-		else
-			tlm__json_null(j);
+		kd_known(j, "external_fragmentation_at_peak", d->ext_known, d->ext_frag_at_peak);
 		ku(j, "allocations", d->allocs);
 		ku(j, "frees", d->frees);
 		tlm__json_key(j, "allocator_reported");
@@ -222,11 +228,7 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 		ku(j, "reserved_bytes", o->reserved);
 		ku(j, "allocated_bytes", o->allocated);
 		kd(j, "fragmentation", o->frag, 4);
-		tlm__json_key(j, "external_fragmentation");
-		if (o->ext_known)
-			tlm__json_dbl(j, o->ext_frag, 4);
-		else
-			tlm__json_null(j);
+		kd_known(j, "external_fragmentation", o->ext_known, o->ext_frag);
 		tlm__json_key(j, "verdict");
 		tlm__json_str(j, tlm__verdict_name(o->verdict));
 		tlm__json_key(j, "source");
