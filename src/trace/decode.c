@@ -20,6 +20,15 @@
 			return bad(why, "record ends early");    \
 	} while (0)
 
+/* a varint that must fit 32 bits (ids, indexes) */
+#define GET_U32(dst, what)                              \
+	do {                                            \
+		GET(v);                                 \
+		if (v > UINT32_MAX)                     \
+			return bad(why, what);          \
+		(dst) = (uint32_t)v;                    \
+	} while (0)
+
 static int bad(const char **why, const char *what)
 {
 	*why = what;
@@ -122,10 +131,7 @@ static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char *
 
 	struct tlm__slotstate *s = &r->slot[tlm__slot(op, kind)];
 	if (tag & TLM__EV_STACK) {
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "stack id out of range");
-		s->stack = (uint32_t)v;
+		GET_U32(s->stack, "stack id out of range");
 	}
 	ev->result = 0;
 	ev->device_free = 0;
@@ -215,10 +221,7 @@ static int decode_block(struct tlm_reader *r, struct tlm_event *ev, const char *
 	}
 	unsigned so = op == TLM_OP_FREE;
 	if (bits & TLM__B_STACK) {
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "stack id out of range");
-		b->stack[so] = (uint32_t)v;
+		GET_U32(b->stack[so], "stack id out of range");
 	}
 	ev->stack_id = b->stack[so];
 	ev->device = b->device;
@@ -274,10 +277,7 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 	case TLM_REC_THREAD: {
 		struct tlm_rec_thread *t = &rec->u.thread;
 		memset(t, 0, sizeof *t);
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "thread index out of range");
-		t->index = (uint32_t)v;
+		GET_U32(t->index, "thread index out of range");
 		GET(v);
 		int64_t tid = sval(v);
 		if (tid < INT32_MIN || tid > INT32_MAX)
@@ -294,10 +294,7 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 	}
 	case TLM_REC_STACK: {
 		struct tlm_rec_stack *s = &rec->u.stack;
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "stack id out of range");
-		s->id = (uint32_t)v;
+		GET_U32(s->id, "stack id out of range");
 		GET(v);
 		if (v > TLM_MAX_STACK_DEPTH)
 			return bad(why, "stack depth exceeds 256");
@@ -313,10 +310,7 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 	case TLM_REC_MODULE: {
 		struct tlm_rec_module *m = &rec->u.module;
 		memset(m, 0, sizeof *m);
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "module id out of range");
-		m->id = (uint32_t)v;
+		GET_U32(m->id, "module id out of range");
 		GET(m->base);
 		GET(v);
 		if (v > TLM_MAX_SEGMENTS)
@@ -347,10 +341,7 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 	}
 	case TLM_REC_STRING: {
 		struct tlm_rec_string *s = &rec->u.string;
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "string id out of range");
-		s->id = (uint32_t)v;
+		GET_U32(s->id, "string id out of range");
 		GET(v);
 		if (v > TLM_MAX_STRING)
 			return bad(why, "string longer than 4095 bytes");
@@ -363,14 +354,8 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 	}
 	case TLM_REC_PYSTACK: {
 		struct tlm_rec_pystack *s = &rec->u.pystack;
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "stack id out of range");
-		s->id = (uint32_t)v;
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "stack id out of range");
-		s->native = (uint32_t)v;
+		GET_U32(s->id, "stack id out of range");
+		GET_U32(s->native, "stack id out of range");
 		GET(v);
 		if (v > TLM_MAX_PY_DEPTH)
 			return bad(why, "Python stack depth exceeds 256");
@@ -387,16 +372,10 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 		break;
 	}
 	case TLM_REC_MODULE_UNLOAD:
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "module id out of range");
-		rec->u.module_unload = (uint32_t)v;
+		GET_U32(rec->u.module_unload, "module id out of range");
 		break;
 	case TLM_REC_LOST:
-		GET(v);
-		if (v > UINT32_MAX)
-			return bad(why, "thread index out of range");
-		rec->u.lost.thread = (uint32_t)v;
+		GET_U32(rec->u.lost.thread, "thread index out of range");
 		GET(rec->u.lost.count);
 		/* Saturate: a crafted file must not wrap the total to a small number. */
 		r->lost = r->lost + rec->u.lost.count < r->lost ? UINT64_MAX : r->lost + rec->u.lost.count;
