@@ -81,6 +81,33 @@ bad_varint:
 	return NULL;
 }
 
+/* A size: 8 raw bytes, or a varint whose low 2 bits select a power-of-two
+ * scale. Returns the position after it, or NULL with *why set. */
+static const uint8_t *decode_size(const uint8_t *p, const uint8_t *end, bool raw, uint64_t *size, const char **why)
+{
+	if (raw) {
+		if ((size_t)(end - p) < 8) {
+			*why = "record ends early";
+			return NULL;
+		}
+		*size = tlm__get_u64(p);
+		return p + 8;
+	}
+	uint64_t v;
+	if (!(p = tlm__get_uv(p, end, &v))) {
+		*why = "bad varint";
+		return NULL;
+	}
+	unsigned sh = tlm__shift((unsigned)v & 3);
+	v >>= 2;
+	if (sh && v >> (64 - sh)) {
+		*why = "size out of range";
+		return NULL;
+	}
+	*size = v << sh;
+	return p;
+}
+
 static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char **why)
 {
 	const uint8_t *p = r->p, *end = r->end;
@@ -115,18 +142,8 @@ static int decode_event(struct tlm_reader *r, struct tlm_event *ev, const char *
 
 	ev->size = 0;
 	if (tag & TLM__EV_SIZE) {
-		if (x2 & TLM__X2_SIZE_RAW) {
-			NEED(8);
-			ev->size = tlm__get_u64(p);
-			p += 8;
-		} else {
-			GET(v);
-			unsigned sh = tlm__shift((unsigned)v & 3);
-			v >>= 2;
-			if (sh && v >> (64 - sh))
-				return bad(why, "size out of range");
-			ev->size = v << sh;
-		}
+		if (!(p = decode_size(p, end, x2 & TLM__X2_SIZE_RAW, &ev->size, why)))
+			return 0;
 	}
 
 	struct tlm__slotstate *s = &r->slot[tlm__slot(op, kind)];
@@ -207,18 +224,8 @@ static int decode_block(struct tlm_reader *r, struct tlm_event *ev, const char *
 	ev->kind = TLM_KIND_BLOCK;
 	if (!(p = decode_head(r, p, end, bits & TLM__B_THREAD, m & TLM__BM_ADDR_RAW, TLM_KIND_BLOCK, ev, why)))
 		return 0;
-	if (m & TLM__BM_SIZE_RAW) {
-		NEED(8);
-		ev->size = tlm__get_u64(p);
-		p += 8;
-	} else {
-		GET(v);
-		unsigned sh = tlm__shift((unsigned)v & 3);
-		v >>= 2;
-		if (sh && v >> (64 - sh))
-			return bad(why, "size out of range");
-		ev->size = v << sh;
-	}
+	if (!(p = decode_size(p, end, m & TLM__BM_SIZE_RAW, &ev->size, why)))
+		return 0;
 	unsigned so = op == TLM_OP_FREE;
 	if (bits & TLM__B_STACK) {
 		GET_U32(b->stack[so], "stack id out of range");
