@@ -248,7 +248,7 @@ static void test_fork_storm_while_unwinding(void **s)
 
 static void signal_storm(const char *const *env)
 {
-	const char *args[] = {"sigstorm", "4", "1000", NULL};
+	const char *args[] = {"sigstorm", "4", "1000", "1000", NULL};
 	struct hw_proc p;
 	assert_int_equal(hw_run(&p, args, env, 60000), 0);
 	expect_exit0(&p);
