@@ -54,6 +54,7 @@ enum tlm_rec_type {
 	TLM_REC_END = 8,           /* clean end of the recording */
 	TLM_REC_STRING = 9,        /* string id -> bytes (file names and function names of Python frames) */
 	TLM_REC_PYSTACK = 10,      /* stack id -> Python frames (innermost first) + its native stack id */
+	TLM_REC_PROP = 11,         /* a fact about the recording: key -> value ("cupti" -> "attached") */
 };
 
 #define TLM_MAX_STACK_DEPTH 256
@@ -76,6 +77,15 @@ struct tlm_rec_string {
 	uint32_t id;       /* >= 1 */
 	uint32_t len;      /* <= TLM_MAX_STRING */
 	char s[TLM_MAX_STRING + 1]; /* NUL-terminated */
+};
+
+/* A property of the recording (docs/trace-format.md lists the keys). A later
+ * record with the same key replaces the earlier value. */
+#define TLM_MAX_PROP_KEY 63
+struct tlm_rec_prop {
+	char key[TLM_MAX_PROP_KEY + 1];  /* 1..63 bytes, NUL-terminated */
+	uint32_t len;                    /* value length, <= TLM_MAX_STRING */
+	char value[TLM_MAX_STRING + 1];  /* NUL-terminated */
 };
 
 /* A Python stack shares the id space of native stacks: an event's stack_id
@@ -128,6 +138,7 @@ struct tlm_record {
 		struct tlm_rec_end end;
 		struct tlm_rec_string string;
 		struct tlm_rec_pystack pystack;
+		struct tlm_rec_prop prop;
 	} u;
 };
 
@@ -153,6 +164,8 @@ int tlm_tw_stack(struct tlm_tw *w, uint32_t id, const uint64_t *ip, uint32_t dep
 int tlm_tw_module(struct tlm_tw *w, const struct tlm_rec_module *m);
 int tlm_tw_string(struct tlm_tw *w, uint32_t id, const char *s, uint32_t len); /* len clamped to 4095 */
 int tlm_tw_pystack(struct tlm_tw *w, const struct tlm_rec_pystack *p);     /* depth clamped to 256 */
+/* key: 1..63 bytes (-EINVAL otherwise); value clamped to 4095 bytes */
+int tlm_tw_prop(struct tlm_tw *w, const char *key, const char *value);
 int tlm_tw_module_unload(struct tlm_tw *w, uint32_t id);
 int tlm_tw_lost(struct tlm_tw *w, uint32_t thread, uint64_t count);
 int tlm_tw_signal(struct tlm_tw *w, int signo);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "render.h" /* tlm__cupti_prop */
 
 static char *dup_or_empty(const char *s)
 {
@@ -101,6 +102,10 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 			break;
 		case TLM_REC_MODULE_UNLOAD:
 			tlm__priv_module_unload(rep->priv, rec->u.module_unload);
+			break;
+		case TLM_REC_PROP: /* keys this version does not know are skipped */
+			tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
+					sizeof rep->cupti_detail);
 			break;
 		case TLM_REC_SIGNAL:
 			if (!have_signal)

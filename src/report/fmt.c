@@ -132,3 +132,55 @@ void tlm__cupti_calls(char *buf, size_t n, const struct tlm_report *r)
 		o += (size_t)k;
 	}
 }
+
+bool tlm__cupti_status(char *buf, size_t n, const char *state, const char *detail)
+{
+	static const struct {
+		const char *state, *words;
+		bool blind;
+	} known[] = {
+		{"attached", "CUPTI attached", false},
+		{"held", "CUPTI held by another tool", true},
+		{"absent", "CUPTI not found", true},
+		{"unusable", "CUPTI unusable", true},
+		{"off", "CUPTI off", true},
+		{"skipped", "CUPTI not used", false},
+	};
+	if (!state[0]) {
+		snprintf(buf, n, "CUPTI state not recorded (CUDA not initialised while recording, or an older tlm)");
+		return false;
+	}
+	const char *words = NULL;
+	bool blind = false;
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (!strcmp(state, known[i].state)) {
+			words = known[i].words;
+			blind = known[i].blind;
+		}
+	char head[64];
+	if (!words) { /* a state from a newer tlm */
+		snprintf(head, sizeof head, "CUPTI %s", state);
+		words = head;
+	}
+	if (detail && detail[0])
+		snprintf(buf, n, "%s (%s)", words, detail);
+	else
+		snprintf(buf, n, "%s", words);
+	return blind;
+}
+
+static void clip_copy(char *dst, size_t n, const char *src, size_t len)
+{
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, src, len);
+	dst[len] = 0;
+}
+
+void tlm__cupti_prop(const struct tlm_rec_prop *p, char *state, size_t ns, char *detail, size_t nd)
+{
+	if (!strcmp(p->key, "cupti"))
+		clip_copy(state, ns, p->value, p->len);
+	else if (!strcmp(p->key, "cupti.detail"))
+		clip_copy(detail, nd, p->value, p->len);
+}

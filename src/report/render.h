@@ -24,6 +24,15 @@ char *tlm__human(char *buf, size_t n, uint64_t bytes);
 uint64_t tlm__clamp_u64(double v);
 /* "cuMemAlloc_v2 x2, cuMemFree_v2 x1" for the calls only CUPTI saw */
 void tlm__cupti_calls(char *buf, size_t n, const struct tlm_report *r);
+/* What became of CUPTI, in words ("CUPTI attached (DETAIL)"; detail may be
+ * NULL); returns true when calls that bypass the hooks could not have been
+ * seen (CUPTI held by another tool, not found, unusable or off), which the
+ * caller then says (TLM__CUPTI_BLIND). */
+#define TLM__CUPTI_BLIND "calls that bypass tlm's hooks could not be seen"
+bool tlm__cupti_status(char *buf, size_t n, const char *state, const char *detail);
+/* Keeps the value of a PROP record "cupti" or "cupti.detail" (clipped to the
+ * buffer); other keys are left alone. */
+void tlm__cupti_prop(const struct tlm_rec_prop *p, char *state, size_t ns, char *detail, size_t nd);
 /* Seconds since the trace start: "12.345s". */
 char *tlm__secs(char *buf, size_t n, int64_t ns);
 /* Basename of a path (the path itself when it has no '/'). */

@@ -118,6 +118,17 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
+	tlm__json_key(j, "cupti");
+	if (r->cupti_state[0]) {
+		tlm__json_obj(j);
+		tlm__json_key(j, "state");
+		tlm__json_str(j, r->cupti_state);
+		tlm__json_key(j, "detail");
+		tlm__json_str(j, r->cupti_detail);
+		tlm__json_obj_end(j);
+	} else {
+		tlm__json_null(j);
+	}
 	tlm__json_obj_end(j);
 }
 

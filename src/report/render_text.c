@@ -64,6 +64,11 @@ static void head(FILE *f, const struct tlm_report *r)
 	(void)d;
 	tlm__line(f, "sources:    interposition %" PRIu64 ", CUPTI only %" PRIu64, r->events - r->cupti_only,
 		  r->cupti_only);
+	char cs[700];
+	bool blind = tlm__cupti_status(cs, sizeof cs, r->cupti_state, r->cupti_detail);
+	tlm__line(f, "  %s", cs);
+	if (blind)
+		tlm__line(f, "    so %s", TLM__CUPTI_BLIND);
 	if (r->cupti_only) {
 		char calls[256];
 		tlm__cupti_calls(calls, sizeof calls, r);

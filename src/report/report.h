@@ -131,6 +131,10 @@ struct tlm_report {
 	 * bypassed every hook; the rest came through interposition */
 	uint64_t cupti_only;
 	uint64_t cupti_only_by_api[TLM_API_COUNT];
+	/* what became of CUPTI (PROP records "cupti", "cupti.detail"): "attached",
+	 * "held", "absent", "unusable", "off", "skipped"; "" when not recorded */
+	char cupti_state[16];
+	char cupti_detail[512];
 	/* sections, sorted as documented */
 	size_t ndevices;
 	struct tlm_report_device *devices;   /* by device, then kind */

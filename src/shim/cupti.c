@@ -25,6 +25,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,15 +532,36 @@ static const char *result_name(tlm_cupti_result r)
 	return "unknown CUPTI error";
 }
 
+/* What became of CUPTI goes into the trace (PROP records "cupti" and
+ * "cupti.detail", docs/trace-format.md), so that the report can say whether
+ * calls that bypass the hooks could have been seen at all. */
+static void outcome(const char *state, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void outcome(const char *state, const char *fmt, ...)
+{
+	char detail[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_end(ap);
+	tlm__writer_prop("cupti.detail", detail);
+	tlm__writer_prop("cupti", state);
+}
+
 static void set_up(bool injected)
 {
 	bool verbose = tlm__cfg.cupti == TLM__CUPTI_ON;
-	if (tlm__cfg.disabled || tlm__cfg.cupti == TLM__CUPTI_OFF)
+	if (tlm__cfg.disabled)
 		return;
+	if (tlm__cfg.cupti == TLM__CUPTI_OFF) {
+		outcome("off", "TLM_CUPTI=off");
+		return;
+	}
 	/* CUPTI attaches through the driver's export tables: a driver without
 	 * them (a stub, tlm's simulator) cannot host it. Asked for explicitly, try. */
-	if (!verbose && !injected && !tlm__cfg.cupti_library[0] && !tlm__libcuda_sym("cuGetExportTable"))
+	if (!verbose && !injected && !tlm__cfg.cupti_library[0] && !tlm__libcuda_sym("cuGetExportTable")) {
+		outcome("skipped", "the driver has no export tables: a stub or a simulated driver");
 		return;
+	}
 	int version = 0;
 	CUresult (*get_version)(int *) = (CUresult(*)(int *))tlm__libcuda_sym("cuDriverGetVersion");
 	if (get_version)
@@ -549,6 +571,13 @@ static void set_up(bool injected)
 	if (!h) {
 		if (verbose)
 			tlm__log("CUPTI not found; recording with interposition alone");
+		if (tlm__cfg.cupti_library[0])
+			outcome("absent", "cannot load %s (TLM_CUPTI_LIBRARY)", tlm__cfg.cupti_library);
+		else if (version > 0)
+			outcome("absent", "no libcupti.so.%d or older found; driver %d.%d", version / 1000,
+				version / 1000, version % 1000 / 10);
+		else
+			outcome("absent", "no libcupti found (driver version unknown)");
 		return;
 	}
 	tlm__resolve_dlsym();
@@ -561,6 +590,7 @@ static void set_up(bool injected)
 	if (!api.enable_callback || (!api.subscribe && !api.subscribe_v2)) {
 		if (verbose)
 			tlm__log("CUPTI at %s lacks the callback API; recording with interposition alone", where);
+		outcome("unusable", "%s lacks the callback API", where);
 		return;
 	}
 	char holder[TLM_CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
@@ -590,11 +620,13 @@ static void set_up(bool injected)
 			tlm__log("CUPTI is held by another tool (%s); continuing with interposition alone", holder);
 		else
 			tlm__log("CUPTI is held by another tool; continuing with interposition alone");
+		outcome("held", "%s", holder);
 		return;
 	}
 	if (r != TLM_CUPTI_SUCCESS) {
 		if (verbose)
 			tlm__log("CUPTI: cuptiSubscribe failed (%s); recording with interposition alone", result_name(r));
+		outcome("unusable", "cuptiSubscribe failed: %s", result_name(r));
 		return;
 	}
 	unsigned on = 0, want = 0;
@@ -609,10 +641,12 @@ static void set_up(bool injected)
 			api.unsubscribe(subscriber); /* ours, and useless: let another tool have it */
 		if (verbose)
 			tlm__log("CUPTI: no callback could be enabled; recording with interposition alone");
+		outcome("unusable", "%s: no callback could be enabled", where);
 		return;
 	}
 	if (verbose)
 		tlm__log("CUPTI: %s, %u of %u callbacks on", where, on, want);
+	outcome("attached", "%s, %u of %u callbacks%s", where, on, want, injected ? ", injected" : "");
 }
 
 static void set_up_once(bool injected)

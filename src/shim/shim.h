@@ -152,6 +152,10 @@ void tlm__writer_note_start(void) TLM_HIDDEN;
 size_t tlm__writer_ring_bytes(unsigned slots) TLM_HIDDEN; /* writer state kept in each ring */   /* process start time for the header */
 const char *tlm__writer_path(void) TLM_HIDDEN;  /* the trace being written, or NULL */
 uint64_t tlm__writer_order_errors(void) TLM_HIDDEN;
+/* A fact about the recording (a PROP record, e.g. "cupti" -> "attached"):
+ * written now if a trace is open, else into each trace when it starts. Takes
+ * the writer lock: not for the hot path or signal handlers. */
+void tlm__writer_prop(const char *key, const char *value) TLM_HIDDEN;
 void tlm__summary(const char *trace) TLM_HIDDEN; /* summary.c: end-of-run report */
 
 /* ---- stacks (stack.c) ---- */

@@ -87,7 +87,17 @@ static struct {
 	size_t gips_n, gips_cap;
 	pthread_t thread;
 	bool thread_started;
+	bool props_live;            /* PROP records go straight into the trace */
 } W = {.fd = -1};
+
+/* Facts about the recording (PROP records), kept so that every trace this
+ * process writes (a fork child's too) gets them, whenever they were set. */
+#define NPROPS 8
+static struct {
+	char key[TLM_MAX_PROP_KEY + 1];
+	char value[512];
+} props[NPROPS];
+static size_t nprops;
 
 static _Atomic int wlock;
 static _Atomic uint32_t kick_word;
@@ -600,6 +610,34 @@ static char **read_cmdline(uint32_t *argc)
 	return argv;
 }
 
+/* ---------------------------------------------------------- properties */
+
+void tlm__writer_prop(const char *key, const char *value)
+{
+	lock();
+	size_t i = 0;
+	while (i < nprops && strcmp(props[i].key, key))
+		i++;
+	if (i == NPROPS) {
+		unlock();
+		return; /* the keys are ours and few: cannot happen */
+	}
+	nprops += i == nprops;
+	snprintf(props[i].key, sizeof props[i].key, "%s", key);
+	snprintf(props[i].value, sizeof props[i].value, "%s", value);
+	if (W.props_live && !W.failed)
+		check(tlm_tw_prop(W.tw, props[i].key, props[i].value));
+	unlock();
+}
+
+/* Caller holds the lock; a new trace gets every property set so far. */
+static void props_start(void)
+{
+	for (size_t i = 0; i < nprops && !W.failed; i++)
+		check(tlm_tw_prop(W.tw, props[i].key, props[i].value));
+	W.props_live = true;
+}
+
 void tlm__writer_note_start(void)
 {
 	struct timespec rt, mt;
@@ -649,6 +687,7 @@ int tlm__writer_start(void)
 	}
 	lock();
 	check(tlm__modules_sync(W.tw));
+	props_start();
 	unlock();
 	/* the writer must never take the host's signals */
 	sigset_t all, old;
@@ -690,6 +729,7 @@ void tlm__writer_finish(void)
 	tlm__stack_report();
 	if (W.order_errors)
 		tlm__log("internal error: %llu events out of sequence", (unsigned long long)W.order_errors);
+	W.props_live = false; /* nothing after END */
 	if (!W.failed) {
 		check(tlm_tw_end(W.tw, tlm__now_ns()));
 	}
@@ -772,6 +812,7 @@ void tlm__writer_atfork_child(void)
 	W.next_seq = W.order_errors = W.discarded = 0;
 	W.failed = false;
 	W.thread_started = false;
+	W.props_live = false;
 	noring_seen = 0;
 	tlm__modules_reset();
 	tlm__ring_reset_all_child();

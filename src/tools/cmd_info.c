@@ -26,6 +26,7 @@ struct stats {
 	int have_time, have_end, have_signal;
 	struct tlm_rec_end end;
 	int32_t signo;
+	char cupti_state[16], cupti_detail[512]; /* PROP records, "" when none */
 };
 
 static void count(struct stats *s, const struct tlm_record *rec)
@@ -70,6 +71,10 @@ static void count(struct stats *s, const struct tlm_record *rec)
 	case TLM_REC_STRING: s->strings++; break;
 	case TLM_REC_MODULE: s->modules++; break;
 	case TLM_REC_MODULE_UNLOAD: s->unloads++; break;
+	case TLM_REC_PROP:
+		tlm__cupti_prop(&rec->u.prop, s->cupti_state, sizeof s->cupti_state, s->cupti_detail,
+				sizeof s->cupti_detail);
+		break;
 	case TLM_REC_SIGNAL:
 		if (!s->have_signal)
 			s->signo = rec->u.signal;
@@ -207,6 +212,9 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 		printf("modules:      %" PRIu64 "\n", s->modules);
 
 	print_sources(s);
+	char cs[700];
+	tlm__cupti_status(cs, sizeof cs, s->cupti_state, s->cupti_detail);
+	printf("cupti:        %s\n", cs);
 
 	printf("\n%-12s %10s %10s %8s %20s\n", "kind", "allocs", "frees", "failed", "bytes allocated");
 	for (unsigned k = 0; k < NROW; k++) {

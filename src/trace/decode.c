@@ -359,6 +359,27 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 		p += v;
 		break;
 	}
+	case TLM_REC_PROP: {
+		struct tlm_rec_prop *q = &rec->u.prop;
+		GET(v);
+		if (v == 0 || v > TLM_MAX_PROP_KEY)
+			return bad(why, "property key length not in 1..63");
+		NEED(v);
+		memcpy(q->key, p, v);
+		q->key[v] = 0;
+		p += v;
+		if (memchr(q->key, 0, v))
+			return bad(why, "property key holds a NUL byte");
+		GET(v);
+		if (v > TLM_MAX_STRING)
+			return bad(why, "property value longer than 4095 bytes");
+		q->len = (uint32_t)v;
+		NEED(v);
+		memcpy(q->value, p, v);
+		q->value[v] = 0;
+		p += v;
+		break;
+	}
 	case TLM_REC_PYSTACK: {
 		struct tlm_rec_pystack *s = &rec->u.pystack;
 		GET_U32(s->id, "stack id out of range");

@@ -4,6 +4,7 @@
  * docs/trace-format.md for the layout). The event path is the hot one: it
  * compares against per-chunk delta state and emits only what changed.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "tw.h"
@@ -281,6 +282,25 @@ int tlm_tw_string(struct tlm_tw *w, uint32_t id, const char *s, uint32_t len)
 	p = tlm__put_uv(p, len);
 	memcpy(p, s, len);
 	tlm__tw_commit(w, p + len);
+	return rc;
+}
+
+int tlm_tw_prop(struct tlm_tw *w, const char *key, const char *value)
+{
+	int rc;
+	size_t kl = strlen(key), vl = strlen(value);
+	if (kl == 0 || kl > TLM_MAX_PROP_KEY)
+		return -EINVAL;
+	if (vl > TLM_MAX_STRING)
+		vl = TLM_MAX_STRING;
+	uint8_t *p = tlm__tw_reserve(w, 1 + 2 * TLM__VARINT_MAX + kl + vl, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_PROP);
+	p = tlm__put_uv(p, kl);
+	memcpy(p, key, kl);
+	p += kl;
+	p = tlm__put_uv(p, vl);
+	memcpy(p, value, vl);
+	tlm__tw_commit(w, p + vl);
 	return rc;
 }
 

@@ -90,6 +90,11 @@ void rt_signal(struct rt *t, int signo)
 	must(tlm_tw_signal(t->w, signo), "signal");
 }
 
+void rt_prop(struct rt *t, const char *key, const char *value)
+{
+	must(tlm_tw_prop(t->w, key, value), "prop");
+}
+
 char *rt_close(struct rt *t, bool with_end, uint64_t end_time)
 {
 	if (with_end)

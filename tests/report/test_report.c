@@ -404,7 +404,7 @@ static const char golden_fmt[] =
 	"\"process\":{\"pid\":4242,\"command\":[\"train\",\"--epochs\",\"3\"],\"exe\":\"/usr/bin/train\","
 	"\"exit\":\"clean\",\"signal\":null,\"truncation\":null,\"lost_events\":0},"
 	"\"run\":{\"first_event_ns\":0,\"end_ns\":4000000,\"duration_ns\":4000000,\"events\":3},"
-	"\"coverage\":{\"interposition\":3,\"cupti_only\":0,\"cupti_only_calls\":[]},"
+	"\"coverage\":{\"interposition\":3,\"cupti_only\":0,\"cupti_only_calls\":[],\"cupti\":null},"
 	"\"unmatched_frees\":1,\"inconsistencies\":0,\"failed_allocations\":0,\"failed_frees\":0,"
 	"\"ooms_total\":1,\"unknown_events\":0,\"churn_untracked_frees\":0,\"probe_failures\":0,"
 	"\"pool_events\":{\"create\":0,\"destroy\":0,\"trim\":0},"
@@ -655,6 +655,8 @@ static void test_text_width(void **state)
 		rt_free(t, TLM_KIND_DEVICE, 0x42, 100 * MS, -32768);
 	}
 	rt_free(t, TLM_KIND_DEVICE, 0x43, 100 * MS, 0);
+	rt_prop(t, "cupti.detail", long_name); /* every optional line of the summary */
+	rt_prop(t, "cupti", "held");
 	char *path;
 	struct tlm_report *r = build(t, false, 0, &path);
 	tlm_report_set_resolver(r, long_resolve, NULL);
@@ -666,6 +668,8 @@ static void test_text_width(void **state)
 	free(txt);
 	txt = rt_render(r, tlm_report_summary);
 	check_lines(txt, 25);
+	assert_non_null(strstr(txt, "\nnote: CUPTI held by another tool, so calls that bypass tlm's hooks could not "
+				    "be seen\n"));
 	assert_non_null(strstr(txt, "full report: tlm report "));
 	assert_non_null(strstr(txt, path));
 	free(txt);

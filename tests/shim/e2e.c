@@ -227,6 +227,19 @@ int e2e_load(struct trace *t, const char *path)
 			t->nlost_records++;
 			t->lost += rec.u.lost.count;
 			break;
+		case TLM_REC_PROP: {
+			t->nprops++;
+			char *dst = !strcmp(rec.u.prop.key, "cupti")	       ? t->cupti
+				    : !strcmp(rec.u.prop.key, "cupti.detail") ? t->cupti_detail
+									       : NULL;
+			size_t cap = dst == t->cupti ? sizeof t->cupti : sizeof t->cupti_detail;
+			if (dst) {
+				size_t l = rec.u.prop.len < cap ? rec.u.prop.len : cap - 1;
+				memcpy(dst, rec.u.prop.value, l);
+				dst[l] = 0;
+			}
+			break;
+		}
 		default:
 			break;
 		}

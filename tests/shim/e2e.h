@@ -46,6 +46,8 @@ struct trace {
 	int state;
 	size_t nerrors;
 	size_t events_after_end;
+	char cupti[16], cupti_detail[512]; /* PROP records "cupti", "cupti.detail" ("" when none) */
+	size_t nprops;
 };
 
 /* Runs `workload ARGS...` with extra "NAME=value" environment entries (NULL

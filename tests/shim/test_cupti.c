@@ -135,6 +135,53 @@ static void done(struct run *r, struct trace *t)
 	free(r->truth);
 }
 
+/* The line of `tlm info TRACE` that starts with key ("sources:", "cupti:"). */
+static void info_line(const char *trace, const char *key, char *out, size_t n)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "'%s' info '%s'", getenv("TLM_TEST_TLM"), trace);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[1024];
+	out[0] = 0;
+	while (fgets(line, sizeof line, p))
+		if (!strncmp(line, key, strlen(key))) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(out, n, "%s", line);
+		}
+	pclose(p);
+}
+
+static void info_sources(const char *trace, char *out, size_t n)
+{
+	info_line(trace, "sources:", out, n);
+}
+
+/* What the trace says became of CUPTI: its state, and a detail that starts
+ * with detail_prefix; each said once (set-up runs once). */
+static void expect_cupti(const struct trace *t, const char *state, const char *detail_prefix)
+{
+	assert_string_equal(t->cupti, state);
+	if (strncmp(t->cupti_detail, detail_prefix, strlen(detail_prefix)))
+		fprintf(stderr, "cupti.detail: %s\n", t->cupti_detail);
+	assert_int_equal(strncmp(t->cupti_detail, detail_prefix, strlen(detail_prefix)), 0);
+	assert_int_equal(t->nprops, 2);
+}
+
+/* Attached: the library tlm loaded, and how many callbacks are on. */
+static void expect_attached(const struct trace *t, const char *tail)
+{
+	char want[700];
+	snprintf(want, sizeof want, "%s, ", getenv("TLM_TEST_CUPTI"));
+	expect_cupti(t, "attached", want);
+	unsigned on = 0, of = 0;
+	char rest[64] = "";
+	assert_true(sscanf(t->cupti_detail + strlen(want), "%u of %u callbacks%63[^\n]", &on, &of, rest) >= 2);
+	assert_true(on > 20);
+	assert_int_equal(on, of);
+	assert_string_equal(rest, tail);
+}
+
 /* Every interception path, CUPTI attached: the same events, none flagged. */
 static void test_dedup_every_path(void **state)
 {
@@ -145,6 +192,7 @@ static void test_dedup_every_path(void **state)
 		struct run r;
 		struct trace t;
 		run_ok(c, &r, &t, scenarios[i], env);
+		expect_attached(&t, "");
 		assert_int_equal(log_count(c, "subscribe_v2 0"), 1);
 		assert_true(log_count(c, "enable_callback 1 1 ") >= 22);
 		assert_true(log_count(c, "enable_callback 1 2 ") >= 14);
@@ -156,23 +204,6 @@ static void test_dedup_every_path(void **state)
 	}
 }
 
-/* The source line of `tlm info TRACE`. */
-static void info_sources(const char *trace, char *out, size_t n)
-{
-	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "'%s' info '%s'", getenv("TLM_TEST_TLM"), trace);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	char line[1024];
-	out[0] = 0;
-	while (fgets(line, sizeof line, p))
-		if (!strncmp(line, "sources:", 8)) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(out, n, "%s", line);
-		}
-	pclose(p);
-}
-
 /* Private driver entry points: only CUPTI sees them. */
 static void test_bypass_driver(void **state)
 {
@@ -181,6 +212,7 @@ static void test_bypass_driver(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
+	expect_attached(&t, "");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(count_cupti(&t), 22);
 	check_oom(&r, &t);
@@ -203,6 +235,7 @@ static void test_bypass_runtime(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti_runtime", env);
+	expect_attached(&t, "");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(count_cupti(&t), 6);
 	char line[1024];
@@ -220,6 +253,8 @@ static void test_held_by_another_tool(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
+	expect_cupti(&t, "held", "Nsight Systems");
+	assert_string_equal(t.cupti_detail, "Nsight Systems");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(count_cupti(&t), 0);
 	assert_int_equal(count_str(r.stderr_text, "CUPTI is held by another tool (Nsight Systems); continuing with "
@@ -233,6 +268,8 @@ static void test_held_by_another_tool(void **state)
 	char line[1024];
 	info_sources(t.path, line, sizeof line);
 	assert_string_equal(line, "sources:      interposition 6, CUPTI only 0");
+	info_line(t.path, "cupti:", line, sizeof line);
+	assert_string_equal(line, "cupti:        CUPTI held by another tool (Nsight Systems)");
 	done(&r, &t);
 }
 
@@ -245,6 +282,7 @@ static void test_multiple_subscribers(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
+	expect_attached(&t, "");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(count_cupti(&t), 22);
 	assert_int_equal(log_count(c, "subscribe_v2 0 multi"), 1);
@@ -260,6 +298,7 @@ static void test_off(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
+	expect_cupti(&t, "off", "TLM_CUPTI=off");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(log_count(c, ""), -1);
 	assert_null(strstr(r.stderr_text, "CUPTI"));
@@ -276,6 +315,7 @@ static void test_not_found(void **state)
 		struct run r;
 		struct trace t;
 		run_ok(c, &r, &t, "cupti", k ? aut : on);
+		expect_cupti(&t, "absent", "cannot load /nonexistent/libcupti.so.13 (TLM_CUPTI_LIBRARY)");
 		assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 		if (k == 0)
 			assert_int_equal(count_str(r.stderr_text, "CUPTI not found; recording with interposition alone\n"),
@@ -296,6 +336,11 @@ static void test_auto_needs_a_real_driver(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
+	expect_cupti(&t, "skipped", "the driver has no export tables: a stub or a simulated driver");
+	char line[1024];
+	info_line(t.path, "cupti:", line, sizeof line);
+	assert_string_equal(line, "cupti:        CUPTI not used (the driver has no export tables: a stub or a simulated "
+				  "driver)");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(log_count(c, ""), -1);
 	assert_null(strstr(r.stderr_text, "CUPTI"));
@@ -313,6 +358,7 @@ static void test_injection(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "driver", env);
+	expect_attached(&t, ", injected");
 	assert_int_equal(log_count(c, "subscribe_v2 0"), 1);
 	assert_int_equal(count_cupti(&t), t.nev);
 	for (size_t i = 0; i < t.nev; i++)

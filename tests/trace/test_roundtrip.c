@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "expect.h"
 #include "synth.h"
@@ -287,6 +288,111 @@ static void test_python_records(void **state)
 	}
 }
 
+/* PROP records: exact keys and values, the value clamped, bad keys refused. */
+static void test_prop_records(void **state)
+{
+	(void)state;
+	char key63[TLM_MAX_PROP_KEY + 1], key64[TLM_MAX_PROP_KEY + 2];
+	memset(key63, 'k', sizeof key63 - 1);
+	key63[sizeof key63 - 1] = 0;
+	memset(key64, 'k', sizeof key64 - 1);
+	key64[sizeof key64 - 1] = 0;
+	static char big[TLM_MAX_STRING + 10];
+	memset(big, 'v', sizeof big - 1);
+	for (int c = 0; c < 2; c++) {
+		struct membuf m = {0};
+		struct tlm_trace_header h;
+		tt_header(&h);
+		struct tlm_tw *w = tlm_tw_open(&h, tt_mem_sink, &m, 64, c, NULL);
+		assert_non_null(w);
+		assert_int_equal(tlm_tw_prop(w, "cupti", "attached"), 0);
+		assert_int_equal(tlm_tw_prop(w, key63, big), 0); /* value clamped to 4095 */
+		assert_int_equal(tlm_tw_prop(w, "", "x"), -EINVAL);
+		assert_int_equal(tlm_tw_prop(w, key64, "x"), -EINVAL);
+		assert_int_equal(tlm_tw_prop(w, "cupti.detail", ""), 0);
+		assert_int_equal(tlm_tw_end(w, 1), 0);
+		tlm_tw_close(w);
+
+		char *path = tt_tmpfile(m.p, m.len);
+		struct tlm_reader *r = tlm_reader_open(path, NULL, 0);
+		assert_non_null(r);
+		struct tlm_record *rec = malloc(sizeof *rec);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_PROP);
+		assert_string_equal(rec->u.prop.key, "cupti");
+		assert_string_equal(rec->u.prop.value, "attached");
+		assert_int_equal(rec->u.prop.len, 8);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_PROP);
+		assert_string_equal(rec->u.prop.key, key63);
+		assert_int_equal(rec->u.prop.len, TLM_MAX_STRING);
+		assert_int_equal(strlen(rec->u.prop.value), TLM_MAX_STRING);
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_PROP);
+		assert_string_equal(rec->u.prop.key, "cupti.detail");
+		assert_string_equal(rec->u.prop.value, "");
+		assert_int_equal(tlm_reader_next(r, rec), 1);
+		assert_int_equal(rec->type, TLM_REC_END);
+		assert_int_equal(tlm_reader_next(r, rec), 0);
+		assert_int_equal(tlm_reader_errors(r, NULL), 0);
+		free(rec);
+		tlm_reader_close(r);
+		unlink(path);
+		free(path);
+		free(m.p);
+	}
+}
+
+/* A damaged PROP record whose chunk checksum is right (a writer bug, a
+ * crafted file): the reader names the offset and what was wrong. */
+static void test_prop_decode_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t at; /* byte of the record to change: 1 = key length, 7 = value length */
+		uint8_t to;
+		const char *want;
+	} cases[] = {
+		{1, 0, "property key length not in 1..63"},
+		{1, 64, "property key length not in 1..63"},
+		{2, 0, "property key holds a NUL byte"},
+		{7, 0x7f, "record ends early"}, /* a value longer than the payload */
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct membuf m = {0};
+		struct tlm_trace_header h;
+		tt_header(&h);
+		struct tlm_tw *w = tlm_tw_open(&h, tt_mem_sink, &m, 4096, 0, NULL);
+		assert_non_null(w);
+		assert_int_equal(tlm_tw_prop(w, "cupti", "held"), 0); /* 1 tag, 1 len, "cupti", 1 len, "held" */
+		assert_int_equal(tlm_tw_flush(w), 0);
+		tlm_tw_close(w);
+		/* the last chunk: 40-byte header, then the 12-byte record */
+		uint8_t *chunk = (uint8_t *)m.p + m.len - 40 - 12;
+		assert_memory_equal(chunk, "TLMK", 4);
+		assert_int_equal(chunk[40], TLM_REC_PROP << 3 | 7);
+		chunk[40 + cases[k].at] = cases[k].to;
+		uint32_t crc = (uint32_t)crc32(crc32(0, chunk + 12, 28), chunk + 40, 12);
+		memcpy(chunk + 8, &crc, 4); /* little-endian host */
+		char *path = tt_tmpfile(m.p, m.len);
+		struct tlm_reader *r = tlm_reader_open(path, NULL, 0);
+		assert_non_null(r);
+		struct tlm_record *rec = malloc(sizeof *rec);
+		assert_int_equal(tlm_reader_next(r, rec), 0);
+		const struct tlm_integrity_error *errs;
+		assert_int_equal(tlm_reader_errors(r, &errs), 1);
+		assert_int_equal(errs[0].offset, (uint64_t)(chunk - (uint8_t *)m.p));
+		if (!strstr(errs[0].what, cases[k].want))
+			fprintf(stderr, "case %zu: %s\n", k, errs[0].what);
+		assert_non_null(strstr(errs[0].what, cases[k].want));
+		free(rec);
+		tlm_reader_close(r);
+		unlink(path);
+		free(path);
+		free(m.p);
+	}
+}
+
 static void test_sink_errors(void **state)
 {
 	(void)state;
@@ -406,6 +512,8 @@ int main(void)
 		cmocka_unit_test(test_all_records),
 		cmocka_unit_test(test_oversized),
 		cmocka_unit_test(test_python_records),
+		cmocka_unit_test(test_prop_records),
+		cmocka_unit_test(test_prop_decode_errors),
 		cmocka_unit_test(test_sink_errors),
 		cmocka_unit_test(test_states),
 		cmocka_unit_test(test_compactness),
