@@ -29,6 +29,19 @@
 		(dst) = (uint32_t)v;                    \
 	} while (0)
 
+/* a varint length in lo..hi (one unsigned compare), then that many bytes
+ * into dst, NUL-terminated */
+#define GET_BYTES(dst, lo, hi, what)                    \
+	do {                                            \
+		GET(v);                                 \
+		if (v - (lo) > (uint64_t)(hi) - (lo))   \
+			return bad(why, what);          \
+		NEED(v);                                \
+		memcpy((dst), p, v);                    \
+		(dst)[v] = 0;                           \
+		p += v;                                 \
+	} while (0)
+
 static int bad(const char **why, const char *what)
 {
 	*why = what;
@@ -338,46 +351,23 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 		NEED(m->build_id_len);
 		memcpy(m->build_id, p, m->build_id_len);
 		p += m->build_id_len;
-		GET(v);
-		if (v >= sizeof m->path)
-			return bad(why, "module path too long");
-		NEED(v);
-		memcpy(m->path, p, v);
-		p += v;
+		GET_BYTES(m->path, 0, sizeof m->path - 1, "module path too long");
 		break;
 	}
 	case TLM_REC_STRING: {
 		struct tlm_rec_string *s = &rec->u.string;
 		GET_U32(s->id, "string id out of range");
-		GET(v);
-		if (v > TLM_MAX_STRING)
-			return bad(why, "string longer than 4095 bytes");
+		GET_BYTES(s->s, 0, TLM_MAX_STRING, "string longer than 4095 bytes");
 		s->len = (uint32_t)v;
-		NEED(v);
-		memcpy(s->s, p, v);
-		s->s[v] = 0;
-		p += v;
 		break;
 	}
 	case TLM_REC_PROP: {
 		struct tlm_rec_prop *q = &rec->u.prop;
-		GET(v);
-		if (v == 0 || v > TLM_MAX_PROP_KEY)
-			return bad(why, "property key length not in 1..63");
-		NEED(v);
-		memcpy(q->key, p, v);
-		q->key[v] = 0;
-		p += v;
-		if (memchr(q->key, 0, v))
+		GET_BYTES(q->key, 1, TLM_MAX_PROP_KEY, "property key length not in 1..63");
+		if (strlen(q->key) != v)
 			return bad(why, "property key holds a NUL byte");
-		GET(v);
-		if (v > TLM_MAX_STRING)
-			return bad(why, "property value longer than 4095 bytes");
+		GET_BYTES(q->value, 0, TLM_MAX_STRING, "property value longer than 4095 bytes");
 		q->len = (uint32_t)v;
-		NEED(v);
-		memcpy(q->value, p, v);
-		q->value[v] = 0;
-		p += v;
 		break;
 	}
 	case TLM_REC_PYSTACK: {
