@@ -21,21 +21,23 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 setup build-tsan -Db_sanitize=thread -Db_lundef=false
 TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite shim --suite hardening --print-errorlogs --num-processes "$jobs" || status=1
 # Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
-# TLM_FUZZ_SECONDS (default 60) on a copy of the seed corpus; any crash, leak,
-# hang (10 s per input) or sanitizer report fails the suite. The reproducer is
-# kept as build-fuzz/crash-<harness>-*.
+# TLM_FUZZ_SECONDS (default 60) on a copy of its seed corpus (reader and report
+# read traces: corpus/reader; diff reads report JSON: corpus/diff); any crash,
+# leak, hang (10 s per input) or sanitizer report fails the suite. The
+# reproducer is kept as build-fuzz/crash-<harness>-*.
 if command -v clang >/dev/null 2>&1; then
 	fuzz_s=${TLM_FUZZ_SECONDS:-60}
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
 		{ cat build-fuzz.setup.log; status=1; }
-	for h in reader report; do
+	for h in reader report diff; do
 		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
+		case $h in diff) corpus=diff ;; *) corpus=reader ;; esac
 		# only the harnesses (and what they link) are built with clang
 		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >build-fuzz.build.log 2>&1 ||
 			{ tail -60 build-fuzz.build.log; status=1; continue; }
 		work=$(mktemp -d)
-		cp tests/fuzz/corpus/reader/* "$work/"
+		cp "tests/fuzz/corpus/$corpus"/* "$work/"
 		echo "tlm: fuzzing $h for ${fuzz_s}s"
 		if ! (cd build-fuzz && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

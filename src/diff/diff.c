@@ -90,10 +90,46 @@ static int dev_cmp(int da, const char *ka, int db, const char *kb)
 	return strcmp(ka, kb);
 }
 
-static int by_dev(const void *a, const void *b)
+/* Base rows before new rows of one (device, kind), each side in its order. */
+static int by_dev_side(const void *a, const void *b)
 {
 	const struct tlm_diff_devrow *x = a, *y = b;
-	return dev_cmp(x->device, x->kind, y->device, y->kind);
+	int c = dev_cmp(x->device, x->kind, y->device, y->kind);
+	if (c || !x->before != !y->before)
+		return c ? c : x->before ? -1 : 1;
+	uintptr_t px = (uintptr_t)(x->before ? x->before : x->after), py = (uintptr_t)(y->before ? y->before : y->after);
+	return (px > py) - (px < py);
+}
+
+/* Pairs the devices of both sides by (device, kind): the i-th of BASE with
+ * the i-th of NEW (a report has each once; a crafted one may repeat), the
+ * rest alone. Sorting keeps it O(n log n) for any input. */
+static int pair_devices(const struct tlm_diff_side *base, const struct tlm_diff_side *new_, struct tlm_diff *d)
+{
+	size_t n = 0;
+	struct tlm_diff_devrow *all = calloc(base->ndev + new_->ndev + 1, sizeof *all);
+	d->dev = calloc(base->ndev + new_->ndev + 1, sizeof *d->dev);
+	if (!all || !d->dev) {
+		free(all);
+		return -1;
+	}
+	for (size_t i = 0; i < base->ndev; i++)
+		all[n++] = (struct tlm_diff_devrow){base->dev[i].device, base->dev[i].kind, &base->dev[i], NULL};
+	for (size_t i = 0; i < new_->ndev; i++)
+		all[n++] = (struct tlm_diff_devrow){new_->dev[i].device, new_->dev[i].kind, NULL, &new_->dev[i]};
+	qsort(all, n, sizeof *all, by_dev_side);
+	for (size_t g = 0, e; g < n; g = e) {
+		size_t nb = 0;
+		for (e = g; e < n && !dev_cmp(all[e].device, all[e].kind, all[g].device, all[g].kind); e++)
+			nb += all[e].before != NULL;
+		size_t nn = e - g - nb;
+		for (size_t i = 0; i < nb || i < nn; i++)
+			d->dev[d->ndev++] = (struct tlm_diff_devrow){all[g].device, all[g].kind,
+								     i < nb ? all[g + i].before : NULL,
+								     i < nn ? all[g + nb + i].after : NULL};
+	}
+	free(all);
+	return 0;
 }
 
 int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_side *new_, bool gate,
@@ -105,22 +141,8 @@ int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_sid
 	if (match(base->leaks, base->nleaks, new_->leaks, new_->nleaks, &d->leaks, &d->nleaks) ||
 	    match(base->live, base->nlive, new_->live, new_->nlive, &d->live, &d->nlive))
 		goto nomem;
-	d->dev = calloc(base->ndev + new_->ndev + 1, sizeof *d->dev);
-	if (!d->dev)
+	if (pair_devices(base, new_, d))
 		goto nomem;
-	for (size_t i = 0; i < base->ndev; i++)
-		d->dev[d->ndev++] = (struct tlm_diff_devrow){base->dev[i].device, base->dev[i].kind, &base->dev[i], NULL};
-	for (size_t i = 0; i < new_->ndev; i++) {
-		const struct tlm_diff_dev *n = &new_->dev[i];
-		size_t j = 0;
-		while (j < d->ndev && (d->dev[j].after || dev_cmp(d->dev[j].device, d->dev[j].kind, n->device, n->kind)))
-			j++;
-		if (j < d->ndev)
-			d->dev[j].after = n;
-		else
-			d->dev[d->ndev++] = (struct tlm_diff_devrow){n->device, n->kind, NULL, n};
-	}
-	qsort(d->dev, d->ndev, sizeof *d->dev, by_dev);
 	d->leak_growth = tlm_diff_sub(new_->leak_bytes, base->leak_bytes);
 	d->gate = gate;
 	d->gate_bytes = gate_bytes;
@@ -217,8 +239,12 @@ static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r,
 		if (r[i].status == TLM_DIFF_SAME)
 			continue; /* counted in the head line */
 		if (shown++ == TEXT_ROWS) {
-			tlm__line(f, "  ... %zu more changed sites (--format json lists them all)",
-				  n - i - cnt[TLM_DIFF_SAME]);
+			/* counted, not n - i - same: a same site can sort before a
+			 * changed one of delta 0 (a new or gone site of 0 bytes) */
+			size_t more = 0;
+			for (size_t k = i; k < n; k++)
+				more += r[k].status != TLM_DIFF_SAME;
+			tlm__line(f, "  ... %zu more changed sites (--format json lists them all)", more);
 			break;
 		}
 		char bb[32], ab[32], db[32], dc[32];

@@ -222,8 +222,15 @@ int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm
 	}
 	const char *schema = tlm_jv_str(tlm_jv_get(out->doc, "schema"));
 	if (!schema || strcmp(schema, TLM_REPORT_SCHEMA)) {
-		snprintf(err, errlen, "not a report: schema is %s%s%s, expected \"%s\"", schema ? "\"" : "",
-			 schema ? schema : "missing", schema ? "\"" : "", TLM_REPORT_SCHEMA);
+		/* the schema found is the input's text: shown as one printable line */
+		char shown[48];
+		size_t k = 0;
+		for (const char *c = schema; c && *c && k + 1 < sizeof shown; c++)
+			shown[k++] = (unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c : '?';
+		shown[k] = 0;
+		snprintf(err, errlen, "not a report: schema is %s%s%s%s, expected \"%s\"", schema ? "\"" : "",
+			 schema ? shown : "missing", schema && schema[k] ? "..." : "", schema ? "\"" : "",
+			 TLM_REPORT_SCHEMA);
 		goto bad;
 	}
 	out->integrity_errors = tlm_jv_len(tlm_jv_get(out->doc, "integrity_errors"));
