@@ -14,7 +14,11 @@
  * moment each (device, kind) first reached its reserved peak. It takes a
  * second pass over the trace, up to the last peak, with the same bounded
  * memory as the first. Without an allocator tap each segment is one block
- * of unknown content: nothing is invented inside it.
+ * of unknown content: nothing is invented inside it. With one (the device
+ * has blocks), the map also holds the layout: the address ranges that hold
+ * reserved memory (segments; VMM mappings laid end to end, as PyTorch's
+ * expandable segments make them, are one range) and the live blocks, so the
+ * free gaps between blocks can be drawn.
  *
  * docs/exports.md describes the formats.
  */
@@ -27,10 +31,12 @@
 
 #include "report.h"
 
+/* A segment (a driver allocation), a range of addresses holding reserved
+ * memory, or a block inside one. */
 struct tlm_report_segment {
 	uint64_t addr, size;
-	uint32_t stack_id;
-	int64_t time_ns;     /* when it was allocated */
+	uint32_t stack_id;   /* its allocation's (a range: of its first mapping) */
+	int64_t time_ns;     /* when (the first of) it was allocated */
 };
 
 /* The segments of one (device, kind) at its reserved peak, by address. */
@@ -38,6 +44,11 @@ struct tlm_report_segmap {
 	size_t n;
 	struct tlm_report_segment *seg;
 	uint64_t total;      /* their bytes (= peak_reserved) */
+	/* the layout, when an allocator tap reported blocks for this device */
+	bool has_blocks;
+	size_t nranges, nblocks;
+	struct tlm_report_segment *range, *block;   /* each by address */
+	uint64_t range_bytes, block_bytes;
 };
 
 /* One map per r->devices[i] (same order). NULL with err on failure (the

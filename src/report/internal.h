@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "report.h"
 
@@ -211,6 +212,10 @@ struct tlm__replay {
 	bool probe_pending;
 	uint32_t probe_thread;
 	uint64_t probe_stream, probe_size, probe_ev;
+	/* Called where a new reserved peak is settled (its fragmentation taken
+	 * from the live layout): the segment map copies the layout there. */
+	void (*on_settle)(void *ctx, const struct tlm__replay *rp, const struct tlm__acct *a);
+	void *settle_ctx;
 };
 
 int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep);
@@ -218,9 +223,26 @@ void tlm__replay_fini(struct tlm__replay *rp);
 void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev);
 /* The END record: the run ends at t (events after it are still accounted). */
 void tlm__replay_end(struct tlm__replay *rp, uint64_t t);
-/* Largest free gap inside the live segments (driver allocations) of a device,
- * given the live blocks inside them (blocks count against the segment that
- * holds their start; gaps never span two segments). */
+/* Settles the peaks still pending (the trace ended right after them). */
+void tlm__replay_settle_all(struct tlm__replay *rp);
+/* ---- layout (layout.c): ranges of reserved memory and the blocks in them -- */
+
+struct tlm__range {
+	uint64_t start, end;  /* [start, end) */
+	uint64_t time_ns;     /* its (earliest) allocation */
+	uint32_t stack_id;    /* of the (first) allocation or mapping */
+	bool vmm;             /* VMM mappings (merged when laid end to end) */
+};
+/* The VA ranges holding (device, mkind)'s memory, sorted: driver allocations,
+ * and for device memory VMM mappings laid end to end merged into one range.
+ * *out is malloc'd (NULL when 0). Returns the count, or -1 without memory. */
+ssize_t tlm__va_ranges(const struct tlm__live_map *m, int device, int mkind, struct tlm__range **out);
+/* The live blocks of (device, mkind) by address (*out malloc'd; pointers into
+ * the map, valid until it changes). Returns the count, or -1. */
+ssize_t tlm__live_blocks(const struct tlm__live_map *m, int device, int mkind, const struct tlm__live ***out);
+/* Largest free gap inside those ranges, given the live blocks inside them
+ * (blocks count against the range that holds their start; gaps never span
+ * two ranges). 0 without memory. */
 uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind);
 /* Hook for a "run is over" marker (e.g. Python finalization began): fixes the
  * end of the run at t and takes the live-at-end snapshot now, so frees made

@@ -34,6 +34,7 @@
 #define MAP_ROWS 6
 #define MAP_ROW_H 22
 #define MAP_MAX_SEGS 20000   /* segments drawn per device; the rest as one "more" block */
+#define MAP_MAX_BLOCKS 50000 /* blocks drawn per device (the rest stay in the sums) */
 #define SITE_COLOURS 10      /* distinct colours for the largest sites; the rest share grey */
 #define HTML_SITES 200       /* rows per table */
 #define HTML_OOMS 200
@@ -410,6 +411,7 @@ static const char *const palette[SITE_COLOURS] = {
 	"#1b7c83", "#bc4c00", "#4d2d8c", "#9a6700", "#d1248f",
 };
 #define OTHER_COLOUR "#afb8c1"
+#define FREE_COLOUR "#eaeef2"
 
 struct site_col {
 	uint32_t stack_id;
@@ -459,41 +461,45 @@ static void rect(FILE *f, double pos, double w, const char *colour, bool *open_t
 	}
 }
 
-static void segmap_one(FILE *f, struct tlm_report *r, const struct tlm_report_device *d,
-		       const struct tlm_report_segmap *m)
+/* Bytes per allocation site of n segments (or blocks), largest first. */
+static struct site_col *sites_of(const struct tlm_report_segment *sg, size_t n, size_t *nsc)
 {
-	char label[64], h1[32], h2[32], t1[32];
-	dev_label(label, sizeof label, d->device, d->kind);
-	fprintf(f, "<figure class=\"segmap-fig\" data-device=\"%d\" data-kind=\"%s\">\n<h3>", d->device,
-		tlm__mkind_name(d->kind));
-	html(f, label);
-	fprintf(f, ": %s in %zu segment%s at %s</h3>\n", human(h1, sizeof h1, m->total), m->n, m->n == 1 ? "" : "s",
-		tlm__secs(t1, sizeof t1, d->peak_reserved_ns));
-	if (!d->ext_known)
-		fputs("<p class=\"muted\"><b>blocks unknown: no allocator tap.</b> Each segment (a driver allocation) "
-		      "is drawn as one block in its site's colour; what is used or free inside it cannot be seen.</p>\n",
-		      f);
-	/* sites of this map: bytes per stack, the largest get colours */
-	struct site_col *sc = calloc(m->n + 1, sizeof *sc);
-	size_t nsc = 0;
-	if (sc) {
-		for (size_t i = 0; i < m->n; i++)
-			sc[i] = (struct site_col){m->seg[i].stack_id, m->seg[i].size, 1};
-		qsort(sc, m->n, sizeof *sc, by_sc_stack);
-		for (size_t i = 0; i < m->n; i++) {
-			if (nsc && sc[nsc - 1].stack_id == sc[i].stack_id) {
-				sc[nsc - 1].bytes += sc[i].bytes;
-				sc[nsc - 1].count++;
-			} else {
-				sc[nsc++] = sc[i];
-			}
+	struct site_col *sc = calloc(n + 1, sizeof *sc);
+	*nsc = 0;
+	if (!sc)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sc[i] = (struct site_col){sg[i].stack_id, sg[i].size, 1};
+	qsort(sc, n, sizeof *sc, by_sc_stack);
+	for (size_t i = 0; i < n; i++) {
+		if (*nsc && sc[*nsc - 1].stack_id == sc[i].stack_id) {
+			sc[*nsc - 1].bytes += sc[i].bytes;
+			sc[*nsc - 1].count++;
+		} else {
+			sc[(*nsc)++] = sc[i];
 		}
-		qsort(sc, nsc, sizeof *sc, by_sc_bytes);
 	}
-	fprintf(f, "<svg class=\"segmap\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
-		   "aria-label=\"segments at the peak\">\n",
-		MAP_W, MAP_ROWS * MAP_ROW_H, MAP_W, MAP_ROWS * MAP_ROW_H);
-	double total_px = (double)MAP_W * MAP_ROWS, pos = 0, scale = m->total ? total_px / (double)m->total : 0;
+	qsort(sc, *nsc, sizeof *sc, by_sc_bytes);
+	return sc;
+}
+
+/* One <g> with a title: what, where, when, and the site. */
+static void span_open(FILE *f, struct tlm_report *r, const char *cls, const char *what,
+		      const struct tlm_report_segment *s)
+{
+	char h1[32], t1[32];
+	fprintf(f, "<g class=\"%s\"><title>%s0x%" PRIx64 ": %s, allocated at %s. ", cls, what, s->addr,
+		human(h1, sizeof h1, s->size), tlm__secs(t1, sizeof t1, s->time_ns));
+	site_name(f, r, s->stack_id);
+	fputs("</title>", f);
+}
+
+/* Without blocks: each segment as one piece in its site's colour. */
+static void draw_segments(FILE *f, struct tlm_report *r, const struct tlm_report_segmap *m,
+			  const struct site_col *sc, size_t nsc)
+{
+	char h1[32];
+	double pos = 0, scale = m->total ? (double)MAP_W * MAP_ROWS / (double)m->total : 0;
 	uint64_t rest = 0;
 	size_t nrest = 0;
 	for (size_t i = 0; i < m->n; i++) {
@@ -504,10 +510,7 @@ static void segmap_one(FILE *f, struct tlm_report *r, const struct tlm_report_de
 			continue;
 		}
 		double w = (double)s->size * scale;
-		fprintf(f, "<g class=\"seg\"><title>0x%" PRIx64 ": %s, allocated at %s. ", s->addr,
-			human(h1, sizeof h1, s->size), tlm__secs(t1, sizeof t1, s->time_ns));
-		site_name(f, r, s->stack_id);
-		fputs("</title>", f);
+		span_open(f, r, "seg", "", s);
 		rect(f, pos, w, sc ? colour_of(sc, nsc, s->stack_id) : OTHER_COLOUR, NULL);
 		fputs("</g>\n", f);
 		pos += w;
@@ -517,6 +520,81 @@ static void segmap_one(FILE *f, struct tlm_report *r, const struct tlm_report_de
 		rect(f, pos, (double)rest * scale, OTHER_COLOUR, NULL);
 		fputs("</g>\n", f);
 	}
+}
+
+/* With blocks: each range of reserved memory pale (free), the blocks inside
+ * it at their offsets in their site's colour. Returns the largest free gap;
+ * *free gets the free bytes inside the ranges. */
+static uint64_t draw_layout(FILE *f, struct tlm_report *r, const struct tlm_report_segmap *m,
+			    const struct site_col *sc, size_t nsc, uint64_t *free_bytes)
+{
+	*free_bytes = 0;
+	double pos = 0, scale = m->range_bytes ? (double)MAP_W * MAP_ROWS / (double)m->range_bytes : 0;
+	uint64_t largest = 0;
+	size_t j = 0, drawn = 0;
+	for (size_t i = 0; i < m->nranges; i++) {
+		const struct tlm_report_segment *g = &m->range[i];
+		uint64_t end = g->addr + g->size, at = g->addr;
+		span_open(f, r, "seg", "reserved ", g);
+		rect(f, pos, (double)g->size * scale, FREE_COLOUR, NULL);
+		fputs("</g>\n", f);
+		while (j < m->nblocks && m->block[j].addr < g->addr)
+			j++; /* blocks outside every range (allocated before tlm) */
+		for (; j < m->nblocks && m->block[j].addr < end; j++) {
+			const struct tlm_report_segment *b = &m->block[j];
+			if (b->addr > at) {
+				*free_bytes += b->addr - at;
+				if (b->addr - at > largest)
+					largest = b->addr - at;
+			}
+			if (b->addr + b->size > at)
+				at = b->addr + b->size;
+			if (drawn++ >= MAP_MAX_BLOCKS)
+				continue;
+			span_open(f, r, "blk", "block ", b);
+			rect(f, pos + (double)(b->addr - g->addr) * scale, (double)b->size * scale,
+			     sc ? colour_of(sc, nsc, b->stack_id) : OTHER_COLOUR, NULL);
+			fputs("</g>\n", f);
+		}
+		if (end > at) {
+			*free_bytes += end - at;
+			if (end - at > largest)
+				largest = end - at;
+		}
+		pos += (double)g->size * scale;
+	}
+	return largest;
+}
+
+static void segmap_one(FILE *f, struct tlm_report *r, const struct tlm_report_device *d,
+		       const struct tlm_report_segmap *m)
+{
+	char label[64], h1[32], h2[32], h3[32], t1[32];
+	dev_label(label, sizeof label, d->device, d->kind);
+	fprintf(f, "<figure class=\"segmap-fig\" data-device=\"%d\" data-kind=\"%s\">\n<h3>", d->device,
+		tlm__mkind_name(d->kind));
+	html(f, label);
+	fprintf(f, ": %s in %zu segment%s at %s</h3>\n", human(h1, sizeof h1, m->total), m->n, m->n == 1 ? "" : "s",
+		tlm__secs(t1, sizeof t1, d->peak_reserved_ns));
+	if (!m->has_blocks)
+		fputs("<p class=\"muted\"><b>blocks unknown: no allocator tap.</b> Each segment (a driver allocation) "
+		      "is drawn as one block in its site's colour; what is used or free inside it cannot be seen.</p>\n",
+		      f);
+	else
+		fprintf(f, "<p class=\"muted\">%zu block%s (%s) inside the reserved ranges, in their site's colour; "
+			   "free space inside is drawn pale.</p>\n",
+			m->nblocks, m->nblocks == 1 ? "" : "s", human(h1, sizeof h1, m->block_bytes));
+	/* sites of this map: bytes per stack, the largest get colours */
+	size_t nsc = 0;
+	struct site_col *sc = m->has_blocks ? sites_of(m->block, m->nblocks, &nsc) : sites_of(m->seg, m->n, &nsc);
+	fprintf(f, "<svg class=\"segmap\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+		   "aria-label=\"segments at the peak\">\n",
+		MAP_W, MAP_ROWS * MAP_ROW_H, MAP_W, MAP_ROWS * MAP_ROW_H);
+	uint64_t largest = 0, free_bytes = 0;
+	if (m->has_blocks)
+		largest = draw_layout(f, r, m, sc, nsc, &free_bytes);
+	else
+		draw_segments(f, r, m, sc, nsc);
 	fputs("</svg>\n<p class=\"legend\">", f);
 	for (size_t i = 0; sc && i < nsc && i < SITE_COLOURS; i++) {
 		fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>", palette[i]);
@@ -526,6 +604,10 @@ static void segmap_one(FILE *f, struct tlm_report *r, const struct tlm_report_de
 	if (nsc > SITE_COLOURS)
 		fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>%zu other sites</span>", OTHER_COLOUR,
 			nsc - SITE_COLOURS);
+	if (m->has_blocks)
+		fprintf(f, "<span class=\"free\"><i class=\"sw\" style=\"background:%s\"></i>free inside: %s, "
+			   "largest gap %s</span>",
+			FREE_COLOUR, human(h2, sizeof h2, free_bytes), human(h3, sizeof h3, largest));
 	fputs("</p>\n</figure>\n", f);
 	free(sc);
 }
@@ -616,7 +698,7 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 	      f);
 }
 
-enum kind { LIVE, LEAK, CHURN };
+enum kind { LIVE, LEAK, GC, CHURN };
 
 static void site_table(FILE *f, struct tlm_report *r, const char *id, const char *title,
 		       const struct tlm_report_site *s, size_t n, enum kind k, const char *empty)
@@ -635,11 +717,16 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 	if (k == CHURN)
 		fprintf(f, "<p class=\"meta\">%zu site%s allocate and free the same size over and over.</p>\n", n,
 			n == 1 ? "" : "s");
+	else if (k == GC)
+		fprintf(f, "<p class=\"meta\">%zu site%s, %s in %" PRIu64 " allocation%s kept alive by reference "
+			   "cycles until Python's cyclic garbage collector ran: break the cycle, <code>del</code> the "
+			   "reference, or hold it with a weakref.</p>\n",
+			n, n == 1 ? "" : "s", human(h, sizeof h, bytes), count, count == 1 ? "" : "s");
 	else
 		fprintf(f, "<p class=\"meta\">%zu site%s, %s in %" PRIu64 " allocation%s.</p>\n", n, n == 1 ? "" : "s",
 			human(h, sizeof h, bytes), count, count == 1 ? "" : "s");
 	fprintf(f, "<table class=\"sites %s\">", id);
-	if (k == LIVE)
+	if (k == LIVE || k == GC)
 		th(f, "##|#dev|#bytes|#allocations|#first|#last|allocated at");
 	else if (k == LEAK)
 		th(f, "##|#dev|#bytes|#allocations|#growth|#first|#last|allocated at");
@@ -763,9 +850,9 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	site_table(f, r, "leaks", "Leaks", r->leaks, r->nleaks, LEAK,
 		   "None (a leak: at least 3 survivors from one site, allocated over at least 25% of the run and "
 		   "still in its second half).");
-	fputs("<h2 id=\"gc-freed\">Freed by the garbage collector</h2>\n<p class=\"empty\">None recorded: this "
-	      "needs the Python tap of a later version.</p>\n",
-	      f);
+	site_table(f, r, "gc-freed", "Freed by the garbage collector", r->gc_freed, r->ngc_freed, GC,
+		   "None: no memory was freed while Python's cyclic garbage collector ran (this needs a Python "
+		   "program recorded with Python stacks).");
 	site_table(f, r, "live", "Live at end", r->live, r->nlive, LIVE, "Nothing was live at the end of the run.");
 	site_table(f, r, "churn", "Churn", r->churn, r->nchurn, CHURN,
 		   "None (no site freed and reallocated one size at least 10 times).");

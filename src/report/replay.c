@@ -79,64 +79,6 @@ static struct tlm__acct *acct(struct tlm__replay *rp, int device, int mkind)
 	return a;
 }
 
-/* ---- the layout of blocks inside segments -------------------------------- */
-
-struct ival { uint64_t start, end; };
-
-static int by_start(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind)
-{
-	size_t ns = 0, nb = 0;
-	for (size_t i = 0; i <= m->mask; i++) {
-		const struct tlm__live *e = &m->slot[i];
-		if (e->device != device || e->mkind != mkind)
-			continue;
-		ns += e->ns == TLM__NS_DEVVA;
-		nb += e->ns == TLM__NS_BLOCK;
-	}
-	if (!ns)
-		return 0;
-	struct ival *seg = malloc((ns + nb) * sizeof *seg), *blk = seg + ns;
-	if (!seg)
-		return 0;
-	size_t s = 0, b = 0;
-	for (size_t i = 0; i <= m->mask; i++) {
-		const struct tlm__live *e = &m->slot[i];
-		if (e->device != device || e->mkind != mkind)
-			continue;
-		struct ival v = {e->addr, e->addr + e->size < e->addr ? UINT64_MAX : e->addr + e->size};
-		if (e->ns == TLM__NS_DEVVA)
-			seg[s++] = v;
-		else if (e->ns == TLM__NS_BLOCK)
-			blk[b++] = v;
-	}
-	qsort(seg, ns, sizeof *seg, by_start);
-	qsort(blk, nb, sizeof *blk, by_start);
-	/* Sweep: each segment's free gaps lie between the blocks that start in it. */
-	uint64_t best = 0;
-	size_t j = 0;
-	for (size_t i = 0; i < ns; i++) {
-		while (j < nb && blk[j].start < seg[i].start)
-			j++; /* blocks outside every segment (allocated before tlm) */
-		uint64_t at = seg[i].start;
-		for (; j < nb && blk[j].start < seg[i].end; j++) {
-			if (blk[j].start > at && blk[j].start - at > best)
-				best = blk[j].start - at;
-			if (blk[j].end > at)
-				at = blk[j].end;
-		}
-		if (seg[i].end > at && seg[i].end - at > best)
-			best = seg[i].end - at;
-	}
-	free(seg);
-	return best;
-}
-
 /* Fragmentation at a new reserved peak, once the blocks are placed. */
 static void settle(struct tlm__replay *rp, struct tlm__acct *a)
 {
@@ -147,6 +89,14 @@ static void settle(struct tlm__replay *rp, struct tlm__acct *a)
 	if (a->has_blocks)
 		a->free_gap_largest = tlm__largest_gap(&rp->live, a->device, a->mkind);
 	a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
+	if (rp->on_settle)
+		rp->on_settle(rp->settle_ctx, rp, a);
+}
+
+void tlm__replay_settle_all(struct tlm__replay *rp)
+{
+	for (size_t i = 0; i < rp->accts.n; i++)
+		settle(rp, &rp->accts.a[i]);
 }
 
 /* Ends a live allocation at time t; completed ones feed churn. */
@@ -320,30 +270,36 @@ static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		return;
 	}
 	uint8_t ns = ns_of(ev->kind);
+	int16_t device = ev->device;
+	if (ev->kind == TLM_KIND_VMM_MAPPING && device < 0) {
+		/* cuMemMap names no device: the mapped handle's is the one */
+		const struct tlm__live *h = tlm__live_find(&rp->live, TLM__NS_VMM_PHYS, ev->aux);
+		if (h)
+			device = h->device;
+	}
 	struct tlm__live *old = tlm__live_find(&rp->live, ns, ev->addr);
 	if (old) {
 		rep->inconsistencies++;
 		release(rp, old, ev->time_ns, false);
 	}
+	struct tlm__acct *a = mk >= 0 ? acct(rp, ev->device, mk) : NULL;
+	if (a && !block)
+		settle(rp, a); /* a pending peak is settled on the layout it had: before this segment */
 	struct tlm__live e = {
 		.addr = ev->addr, .size = ev->size, .time_ns = ev->time_ns, .stack_id = ev->stack_id,
-		.device = ev->device, .ns = ns, .mkind = mk >= 0 ? (uint8_t)mk : 0xff,
+		.device = device, .ns = ns, .mkind = mk >= 0 ? (uint8_t)mk : 0xff,
 	};
 	if (!tlm__live_put(&rp->live, &e)) {
 		rp->oom_error = ENOMEM;
 		return;
 	}
-	if (mk >= 0) {
-		struct tlm__acct *a = acct(rp, ev->device, mk);
-		if (!a)
-			return;
-		if (block) {
-			tlm__acct_block(a, true, ev->size, ev->time_ns);
-			settle(rp, a);
-		} else {
-			settle(rp, a);
-			tlm__acct_driver(a, true, ev->size, ev->time_ns);
-		}
+	if (!a)
+		return;
+	if (block) {
+		tlm__acct_block(a, true, ev->size, ev->time_ns);
+		settle(rp, a);
+	} else {
+		tlm__acct_driver(a, true, ev->size, ev->time_ns);
 	}
 }
 

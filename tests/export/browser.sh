@@ -4,7 +4,8 @@
 # simulated driver, `tlm report --format html` writes its page, headless
 # Chromium loads it (no network: the page needs none) and the DOM it dumps
 # after the page's script ran must hold the timeline (SVG step paths with
-# points, an OOM marker), the segment map and the table rows.
+# points, an OOM marker), the segment map and the table rows; then the same
+# for a run of the caching-allocator double (blocks inside the segments).
 #
 # usage (meson sets the environment): browser.sh [--screenshot PNG]
 # With --screenshot, also writes a 1040-pixel-wide picture of the page (how
@@ -64,6 +65,24 @@ check "the expand button is shown by the script" '<p class="tools" id="tools">' 
 if grep -q 'http[s]*://' "$work/report.html"; then
 	echo "FAIL: the page names a network address"
 	fails=$((fails + 1))
+fi
+# With the caching-allocator double (tests/torch): the blocks inside the
+# segments at the peak, and the free space between them.
+if [ -n "${TLM_TEST_TORCH_WORKLOAD:-}" ]; then
+	mkdir -p "$work/tree/torch/lib"
+	cp "$TLM_TEST_C10_V24/libc10.so" "$TLM_TEST_C10_V24/libc10_cuda.so" "$work/tree/torch/lib/"
+	printf "__version__ = '2.4.0+cu121'\n" >"$work/tree/torch/version.py"
+	LD_PRELOAD="$pre" LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" TLM_OUTPUT="$work/torch.trace" TLM_SUMMARY=0 \
+		TLM_SIM_MEMORY=64M TLM_SIM_DEVICES=2 TLM_TEST_TRUTH="$work/torch.truth" \
+		"$TLM_TEST_TORCH_WORKLOAD" "$work/tree" >"$work/torch.out" 2>&1 || {
+		echo "FAIL: the allocator double's workload failed"; cat "$work/torch.out"; exit 1; }
+	"$TLM_TEST_TLM" report --format html -o "$work/torch.html" "$work/torch.trace"
+	run_browser --dump-dom "file://$work/torch.html" >"$work/dom.html" || {
+		echo "FAIL: $browser failed"; tail -20 "$work/browser.log"; exit 1; }
+	check "allocator double: the page's script ran" 'data-tlm-ready="1"'
+	check "allocator double: reserved ranges drawn" '<g class="seg"><title>reserved 0x' 12
+	check "allocator double: blocks drawn" '<g class="blk"><title>block 0x' 20
+	check "allocator double: free space inside" 'free inside: [0-9.]* [KMG]*i*B, largest gap' 1
 fi
 if [ -n "$shot" ]; then
 	run_browser --hide-scrollbars --window-size=1040,2600 --screenshot="$shot" "file://$work/report.html" \

@@ -405,6 +405,41 @@ static void test_hostile(void **state)
 	done(r, path);
 }
 
+/* Memory reference cycles kept alive until the GC ran: its own table, with
+ * the advice; an empty one says what it needs. */
+static void test_html_gc_freed(void **state)
+{
+	(void)state;
+	struct rt *t = rt_open();
+	uint64_t ip[] = {0x405000};
+	rt_stack(t, 4, ip, 1);
+	for (int i = 0; i < 3; i++) {
+		rt_alloc(t, TLM_KIND_DEVICE, DEV0 + (uint64_t)i * 0x1000, 4096, (uint64_t)(1 + i) * MS, 4, 0);
+		struct tlm_event fr = {.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE, .api = TLM_API_cudaFree,
+				       .addr = DEV0 + (uint64_t)i * 0x1000, .time_ns = (uint64_t)(5 + i) * MS,
+				       .flags = TLM_EVF_GC_FREED};
+		rt_event(t, &fr);
+	}
+	char *path;
+	struct tlm_report *r = build(t, 10 * MS, &path);
+	assert_int_equal(r->ngc_freed, 1);
+	char *out = render(tlm_report_html, r);
+	assert_non_null(strstr(out, "<h2 id=\"gc-freed\">Freed by the garbage collector</h2>\n<p class=\"meta\">1 site, "
+				    "12.0 KiB in 3 allocations kept alive by reference cycles until Python's cyclic "
+				    "garbage collector ran: break the cycle, <code>del</code> the reference, or hold it "
+				    "with a weakref.</p>\n<table class=\"sites gc-freed\">"));
+	assert_non_null(strstr(out, "fn_405000"));
+	free(out);
+	done(r, path);
+
+	r = small_run(&path);
+	out = render(tlm_report_html, r);
+	assert_non_null(strstr(out, "<h2 id=\"gc-freed\">Freed by the garbage collector</h2>\n<p class=\"empty\">None: "
+				    "no memory was freed while Python's cyclic garbage collector ran"));
+	free(out);
+	done(r, path);
+}
+
 /* ---- the JSON reader -------------------------------------------------------- */
 
 static void test_json_in(void **state)
@@ -617,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_series_exact),
 		cmocka_unit_test(test_series_bounded),
 		cmocka_unit_test(test_segments),
+		cmocka_unit_test(test_html_gc_freed),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_collapsed),
 		cmocka_unit_test(test_hostile),

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../report/rt.h"
+#include "export.h"
 #include "tlm/event.h"
 
 #define MiB (1ull << 20)
@@ -95,6 +96,96 @@ static void test_layout_and_folding(void **state)
 				     "\"peak_reserved_bytes\":6291456}"));
 	assert_non_null(strstr(json, "\"source\":\"allocator\",\"driver_failures\":2"));
 	free(json);
+	/* the map at the peak: both segments, and the three blocks in them */
+	char err[256];
+	struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, sizeof err);
+	assert_non_null(m);
+	assert_int_equal(m[0].n, 2);
+	assert_true(m[0].has_blocks);
+	assert_int_equal(m[0].nranges, 2);
+	assert_true(m[0].range[0].addr == SEG0 && m[0].range[0].size == 4 * MiB);
+	assert_true(m[0].range[1].addr == SEG0 + 8 * MiB && m[0].range[1].size == 2 * MiB);
+	assert_int_equal(m[0].nblocks, 3);
+	assert_true(m[0].block[2].addr == SEG0 + 8 * MiB && m[0].block[2].size == 3 * MiB / 2);
+	assert_true(m[0].block_bytes == 3 * MiB);
+	tlm_report_segmaps_free(m, r->ndevices);
+	tlm_report_free(r);
+	unlink(path);
+	free(path);
+}
+
+static void vmm(struct rt *t, unsigned op, unsigned kind, uint64_t addr, uint64_t size, uint64_t handle,
+		uint64_t time, int device)
+{
+	struct tlm_event ev = {.time_ns = time, .op = (uint8_t)op, .kind = (uint8_t)kind, .addr = addr,
+			       .size = size, .aux = handle, .device = (int16_t)device, .api = TLM_API_cuMemMap};
+	rt_event(t, &ev);
+}
+
+#define VA 0x300000000000ull
+
+/* PyTorch's expandable segments: one reserved range, physical chunks mapped
+ * end to end as it grows. Free space between blocks spans the chunks, and
+ * the mappings name no device (their handles do). */
+static void test_expandable_segments(void **state)
+{
+	(void)state;
+	struct rt *t = rt_open();
+	vmm(t, TLM_OP_ALLOC, TLM_KIND_VMM_RESERVE, VA, 64 * MiB, 0, 1 * RT_MS, -1);
+	vmm(t, TLM_OP_ALLOC, TLM_KIND_VMM_PHYSICAL, 0x11, 2 * MiB, 0, 2 * RT_MS, 0);
+	vmm(t, TLM_OP_ALLOC, TLM_KIND_VMM_MAPPING, VA, 2 * MiB, 0x11, 3 * RT_MS, -1);
+	blk(t, TLM_OP_ALLOC, VA, 1 * MiB, 4 * RT_MS, 1 * MiB, 2 * MiB, 1, 0);
+	vmm(t, TLM_OP_ALLOC, TLM_KIND_VMM_PHYSICAL, 0x12, 2 * MiB, 0, 5 * RT_MS, 0); /* the reserved peak: 4M */
+	vmm(t, TLM_OP_ALLOC, TLM_KIND_VMM_MAPPING, VA + 2 * MiB, 2 * MiB, 0x12, 6 * RT_MS, -1);
+	/* placed after the new chunk: the peak is settled here */
+	blk(t, TLM_OP_ALLOC, VA + 3 * MiB, MiB / 2, 7 * RT_MS, 3 * MiB / 2, 4 * MiB, 1, 0);
+	/* free inside: [1M, 3M) across the chunk boundary and [3.5M, 4M) */
+	blk(t, TLM_OP_ALLOC, 0, 3 * MiB, 8 * RT_MS, 3 * MiB / 2, 4 * MiB, 1, 2);
+	char *path = rt_close(t, true, 20 * RT_MS);
+	struct tlm_report *r = rt_report(path);
+
+	assert_int_equal(r->ndevices, 1);
+	const struct tlm_report_device *d = &r->devices[0];
+	assert_true(d->peak_reserved == 4 * MiB);
+	assert_true(d->peak_allocated == 3 * MiB / 2);
+	assert_true(d->ext_known);
+	/* free 2.5M, largest gap 2M (one gap over both chunks): 1 - 2/2.5 */
+	assert_true(d->ext_frag_at_peak > 0.1999 && d->ext_frag_at_peak < 0.2001);
+	assert_int_equal(r->nooms, 1);
+	assert_true(r->ooms[0].reserved_free == 5 * MiB / 2);
+	assert_true(r->ooms[0].largest_free == 2 * MiB);
+
+	char err[256];
+	struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, sizeof err);
+	assert_non_null(m);
+	assert_int_equal(m[0].n, 2); /* the two physical chunks: what the process holds */
+	assert_true(m[0].total == 4 * MiB);
+	assert_true(m[0].has_blocks);
+	assert_int_equal(m[0].nranges, 1);
+	assert_true(m[0].range[0].addr == VA && m[0].range[0].size == 4 * MiB);
+	assert_int_equal(m[0].range[0].time_ns, 3 * RT_MS);
+	assert_int_equal(m[0].nblocks, 2);
+	assert_true(m[0].block[0].addr == VA && m[0].block[0].size == 1 * MiB);
+	assert_true(m[0].block[1].addr == VA + 3 * MiB && m[0].block[1].size == MiB / 2);
+	assert_int_equal(m[0].block[1].time_ns, 7 * RT_MS);
+	assert_true(m[0].range_bytes == 4 * MiB && m[0].block_bytes == 3 * MiB / 2);
+	tlm_report_segmaps_free(m, r->ndevices);
+
+	/* the HTML map draws the range, the blocks at their places, the free space */
+	char *html = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&html, &len);
+	assert_int_equal(tlm_report_html(r, f, err, sizeof err), 0);
+	fclose(f);
+	assert_non_null(strstr(html, "<g class=\"seg\"><title>reserved 0x300000000000: 4.0 MiB, allocated at 0.003s. "));
+	assert_non_null(strstr(html, "<g class=\"blk\"><title>block 0x300000000000: 1.0 MiB, allocated at 0.004s. "));
+	assert_non_null(strstr(html, "<g class=\"blk\"><title>block 0x300000300000: 512.0 KiB, allocated at 0.007s. "));
+	/* 960 x 6 px for 4 MiB: the second block starts 3/4 of the way, in row 4 */
+	assert_non_null(strstr(html, "<rect x=\"480.00\" y=\"88\" width=\"480.00\" height=\"20\""));
+	assert_non_null(strstr(html, "2 blocks (1.5 MiB) inside the reserved ranges"));
+	assert_non_null(strstr(html, "free inside: 2.5 MiB, largest gap 2.0 MiB"));
+	assert_null(strstr(html, "<b>blocks unknown: no allocator tap.</b>"));
+	free(html);
 	tlm_report_free(r);
 	unlink(path);
 	free(path);
@@ -203,6 +294,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_and_folding),
+		cmocka_unit_test(test_expandable_segments),
 		cmocka_unit_test(test_fold_only_since_last_block),
 		cmocka_unit_test(test_async_probes),
 		cmocka_unit_test(test_block_compactness),
