@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "export.h"
@@ -339,10 +340,15 @@ static void timeline(FILE *f, struct tlm_report *r, const struct tlm_report_devi
 		fprintf(f, "<text class=\"axis\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PAD_L - 6, y + 4,
 			human(h1, sizeof h1, v));
 	}
+	/* enough decimals that the ticks (a fifth of the span apart) differ */
+	double step_s = (double)((uint64_t)a.t1 - (uint64_t)a.t0) / 5e9;
+	int dec = 3;
+	while (dec < 9 && step_s > 0 && step_s < pow(10, -dec))
+		dec++;
 	for (int i = 0; i <= 5; i++) {
 		int64_t t = a.t0 + (int64_t)((double)((uint64_t)a.t1 - (uint64_t)a.t0) * i / 5);
-		fprintf(f, "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>", px(&a, t),
-			CHART_H - 10, i == 0 ? "start" : i == 5 ? "end" : "middle", tlm__secs(t1, sizeof t1, t));
+		fprintf(f, "<text class=\"axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%.*fs</text>", px(&a, t),
+			CHART_H - 10, i == 0 ? "start" : i == 5 ? "end" : "middle", dec, (double)t / 1e9);
 	}
 	fputs("\n<path class=\"area\" d=\"", f);
 	step_path(f, &a, d, false);
