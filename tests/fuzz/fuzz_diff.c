@@ -17,23 +17,7 @@
 #include <string.h>
 
 #include "diff.h"
-
-#define CHECK(c)                                                                  \
-	do {                                                                      \
-		if (!(c)) {                                                       \
-			fprintf(stderr, "fuzz_diff.c:%d: %s failed\n", __LINE__, #c); \
-			__builtin_trap();                                         \
-		}                                                                 \
-	} while (0)
-
-/* One line of printable ASCII, NUL-terminated within n bytes. */
-static void check_line(const char *s, size_t n)
-{
-	size_t len = strnlen(s, n);
-	CHECK(len > 0 && len < n);
-	for (size_t i = 0; i < len; i++)
-		CHECK(s[i] >= 0x20 && s[i] < 0x7f);
-}
+#include "fuzz_input.h"
 
 static bool load(const char *path, const uint8_t *data, size_t size, struct tlm_diff_side *s)
 {
@@ -41,7 +25,7 @@ static bool load(const char *path, const uint8_t *data, size_t size, struct tlm_
 	memset(err, 0, sizeof err);
 	if (tlm_diff_load_json(path, (const char *)data, size, s, err, sizeof err) == 0)
 		return true;
-	check_line(err, sizeof err);
+	fuzz_check_line(err, sizeof err);
 	return false;
 }
 
@@ -49,16 +33,16 @@ static bool load(const char *path, const uint8_t *data, size_t size, struct tlm_
  * changed sites left out of a table is at most the number of sites. */
 static void check_text(const char *t, size_t n, size_t sites)
 {
-	CHECK(strlen(t) == n);
+	FUZZ_CHECK(strlen(t) == n);
 	for (const char *p = t; *p;) {
 		const char *e = strchr(p, '\n');
-		CHECK(e); /* every line ends */
-		CHECK(e - p <= 100);
+		FUZZ_CHECK(e); /* every line ends */
+		FUZZ_CHECK(e - p <= 100);
 		unsigned long long more;
 		if (!strncmp(p, "  ... ", 6) && sscanf(p + 6, "%llu more changed", &more) == 1)
-			CHECK(more > 0 && more <= sites);
+			FUZZ_CHECK(more > 0 && more <= sites);
 		for (; p < e; p++)
-			CHECK(*p >= 0x20 && *p < 0x7f);
+			FUZZ_CHECK(*p >= 0x20 && *p < 0x7f);
 		p = e + 1;
 	}
 }
@@ -67,8 +51,8 @@ static void check_json(const char *t, size_t n)
 {
 	char err[256];
 	struct tlm_jv *v = tlm_json_parse(t, n, err, sizeof err);
-	CHECK(v);
-	CHECK(!strcmp(tlm_jv_str(tlm_jv_get(v, "schema")) ? tlm_jv_str(tlm_jv_get(v, "schema")) : "",
+	FUZZ_CHECK(v);
+	FUZZ_CHECK(!strcmp(tlm_jv_str(tlm_jv_get(v, "schema")) ? tlm_jv_str(tlm_jv_get(v, "schema")) : "",
 		      TLM_DIFF_SCHEMA));
 	tlm_json_free(v);
 }
@@ -88,7 +72,7 @@ static void render(const struct tlm_diff *d, int what)
 		rc = tlm_diff_json(d, f);
 	else
 		tlm_diff_gate_message(d, f);
-	CHECK(rc == 0);
+	FUZZ_CHECK(rc == 0);
 	if (fclose(f))
 		abort();
 	if (what == 0)
@@ -97,7 +81,7 @@ static void render(const struct tlm_diff *d, int what)
 		check_json(buf, len);
 	else
 		for (size_t i = 0; i < len; i++)
-			CHECK(buf[i] == '\n' || (buf[i] >= 0x20 && buf[i] < 0x7f));
+			FUZZ_CHECK(buf[i] == '\n' || (buf[i] >= 0x20 && buf[i] < 0x7f));
 	free(buf);
 }
 
@@ -114,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool hb = load("base.json", data, nb, &base);
 	bool hn = load("new.json", a, na, &new_);
 	if (!z)
-		CHECK(hb == hn); /* one document: it loads twice or never */
+		FUZZ_CHECK(hb == hn); /* one document: it loads twice or never */
 	if (hb && hn) {
 		/* the gate's threshold: a few input bytes, so it both passes and fails */
 		uint64_t gate_bytes = 0;
@@ -123,13 +107,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct tlm_diff d;
 		if (tlm_diff_compute(&base, &new_, size & 1, gate_bytes, &d) == 0) {
 			if (!z) { /* a run against itself: nothing changed */
-				CHECK(d.leak_growth == 0 && !d.failed);
+				FUZZ_CHECK(d.leak_growth == 0 && !d.failed);
 				for (size_t i = 0; i < d.nleaks; i++)
-					CHECK(d.leaks[i].status == TLM_DIFF_SAME && d.leaks[i].delta_bytes == 0);
+					FUZZ_CHECK(d.leaks[i].status == TLM_DIFF_SAME && d.leaks[i].delta_bytes == 0);
 				for (size_t i = 0; i < d.nlive; i++)
-					CHECK(d.live[i].status == TLM_DIFF_SAME && d.live[i].delta_count == 0);
+					FUZZ_CHECK(d.live[i].status == TLM_DIFF_SAME && d.live[i].delta_count == 0);
 				for (size_t i = 0; i < d.ndev; i++)
-					CHECK(d.dev[i].before && d.dev[i].after);
+					FUZZ_CHECK(d.dev[i].before && d.dev[i].after);
 			}
 			render(&d, 0);
 			render(&d, 1);

@@ -71,3 +71,11 @@ size_t fuzz_fix_crcs(uint8_t *b, size_t n)
 	}
 	return changed;
 }
+
+void fuzz_check_line(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	FUZZ_CHECK(len > 0 && len < n);
+	for (size_t i = 0; i < len; i++)
+		FUZZ_CHECK(s[i] >= 0x20 && s[i] < 0x7f);
+}

@@ -10,6 +10,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/* A harness's own check: names the file and line, then traps (a crash the
+ * fuzzer keeps as a reproducer). */
+#define FUZZ_CHECK(c)                                                                   \
+	do {                                                                            \
+		if (!(c)) {                                                             \
+			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #c); \
+			__builtin_trap();                                               \
+		}                                                                       \
+	} while (0)
+
+/* Checks that s is one line of printable ASCII, NUL-terminated within n. */
+void fuzz_check_line(const char *s, size_t n);
 
 /* Writes data to one in-memory file (reused across calls) and returns a path
  * that opens it ("/proc/self/fd/N"); aborts if no such file can be made. */

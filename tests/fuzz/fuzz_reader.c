@@ -17,21 +17,6 @@
 #include "fuzz_input.h"
 #include "tlm/trace.h"
 
-#define CHECK(c)                         \
-	do {                             \
-		if (!(c))                \
-			__builtin_trap(); \
-	} while (0)
-
-/* One line of printable text, NUL-terminated within n bytes. */
-static void check_line(const char *s, size_t n)
-{
-	size_t len = strnlen(s, n);
-	CHECK(len > 0 && len < n);
-	for (size_t i = 0; i < len; i++)
-		CHECK(s[i] >= 0x20 && s[i] < 0x7f);
-}
-
 static void read_all(const uint8_t *data, size_t size)
 {
 	char err[256];
@@ -39,77 +24,77 @@ static void read_all(const uint8_t *data, size_t size)
 	const char *path = fuzz_as_file(data, size);
 	struct tlm_reader *r = tlm_reader_open(path, err, sizeof err);
 	if (!r) {
-		check_line(err, sizeof err); /* refused with a message */
+		fuzz_check_line(err, sizeof err); /* refused with a message */
 		return;
 	}
 	const struct tlm_trace_header *h = tlm_reader_header(r);
-	CHECK(h->version == TLM_TRACE_VERSION);
-	CHECK(strnlen(h->host, sizeof h->host) < sizeof h->host);
-	CHECK(strnlen(h->exe, sizeof h->exe) < sizeof h->exe);
-	CHECK(strnlen(h->tlm_version, sizeof h->tlm_version) < sizeof h->tlm_version);
+	FUZZ_CHECK(h->version == TLM_TRACE_VERSION);
+	FUZZ_CHECK(strnlen(h->host, sizeof h->host) < sizeof h->host);
+	FUZZ_CHECK(strnlen(h->exe, sizeof h->exe) < sizeof h->exe);
+	FUZZ_CHECK(strnlen(h->tlm_version, sizeof h->tlm_version) < sizeof h->tlm_version);
 	size_t argbytes = 0;
 	for (uint32_t i = 0; i < h->argc; i++)
 		argbytes += strlen(h->argv[i]); /* each argument readable */
-	CHECK(argbytes <= size);
+	FUZZ_CHECK(argbytes <= size);
 
 	static struct tlm_record rec;
 	uint64_t n = 0, events = 0, prev_off = 0;
 	int saw_end = 0;
 	while (tlm_reader_next(r, &rec) == 1) {
 		n++;
-		CHECK(rec.offset >= prev_off && rec.offset < size); /* chunks only move forward */
+		FUZZ_CHECK(rec.offset >= prev_off && rec.offset < size); /* chunks only move forward */
 		prev_off = rec.offset;
 		switch (rec.type) {
 		case TLM_REC_EVENT:
 			events++;
 			break;
 		case TLM_REC_THREAD:
-			CHECK(strnlen(rec.u.thread.name, sizeof rec.u.thread.name) < sizeof rec.u.thread.name);
+			FUZZ_CHECK(strnlen(rec.u.thread.name, sizeof rec.u.thread.name) < sizeof rec.u.thread.name);
 			break;
 		case TLM_REC_STACK:
-			CHECK(rec.u.stack.depth <= TLM_MAX_STACK_DEPTH);
+			FUZZ_CHECK(rec.u.stack.depth <= TLM_MAX_STACK_DEPTH);
 			break;
 		case TLM_REC_MODULE:
-			CHECK(rec.u.module.nseg <= TLM_MAX_SEGMENTS);
-			CHECK(rec.u.module.build_id_len <= sizeof rec.u.module.build_id);
-			CHECK(strnlen(rec.u.module.path, sizeof rec.u.module.path) < sizeof rec.u.module.path);
+			FUZZ_CHECK(rec.u.module.nseg <= TLM_MAX_SEGMENTS);
+			FUZZ_CHECK(rec.u.module.build_id_len <= sizeof rec.u.module.build_id);
+			FUZZ_CHECK(strnlen(rec.u.module.path, sizeof rec.u.module.path) < sizeof rec.u.module.path);
 			break;
 		case TLM_REC_END:
 			saw_end = 1;
 			break;
 		case TLM_REC_STRING:
-			CHECK(rec.u.string.len <= TLM_MAX_STRING);
-			CHECK(rec.u.string.s[rec.u.string.len] == 0);
+			FUZZ_CHECK(rec.u.string.len <= TLM_MAX_STRING);
+			FUZZ_CHECK(rec.u.string.s[rec.u.string.len] == 0);
 			break;
 		case TLM_REC_PYSTACK:
-			CHECK(rec.u.pystack.depth <= TLM_MAX_PY_DEPTH);
+			FUZZ_CHECK(rec.u.pystack.depth <= TLM_MAX_PY_DEPTH);
 			break;
 		case TLM_REC_MODULE_UNLOAD:
 		case TLM_REC_LOST:
 		case TLM_REC_SIGNAL:
 			break;
 		default:
-			CHECK(0); /* unknown types are decode errors, never returned */
+			FUZZ_CHECK(0); /* unknown types are decode errors, never returned */
 		}
 	}
-	CHECK(tlm_reader_next(r, &rec) == 0); /* stays at the end */
+	FUZZ_CHECK(tlm_reader_next(r, &rec) == 0); /* stays at the end */
 	enum tlm_trace_state st = tlm_reader_state(r);
-	CHECK(st == TLM_TRACE_CLEAN || st == TLM_TRACE_SIGNAL || st == TLM_TRACE_TRUNCATED);
+	FUZZ_CHECK(st == TLM_TRACE_CLEAN || st == TLM_TRACE_SIGNAL || st == TLM_TRACE_TRUNCATED);
 	uint64_t toff = 0;
 	const char *trunc = tlm_reader_truncation(r, &toff);
 	if (trunc) {
-		CHECK(st == TLM_TRACE_TRUNCATED);
-		CHECK(toff < size);
-		check_line(trunc, 160);
+		FUZZ_CHECK(st == TLM_TRACE_TRUNCATED);
+		FUZZ_CHECK(toff < size);
+		fuzz_check_line(trunc, 160);
 	} else if (st == TLM_TRACE_CLEAN) {
-		CHECK(saw_end);
+		FUZZ_CHECK(saw_end);
 	}
 	const struct tlm_integrity_error *errs = NULL;
 	size_t ne = tlm_reader_errors(r, &errs);
-	CHECK(ne <= 1024);
+	FUZZ_CHECK(ne <= 1024);
 	for (size_t i = 0; i < ne; i++) {
-		CHECK(errs[i].offset < size);
-		check_line(errs[i].what, sizeof errs[i].what);
+		FUZZ_CHECK(errs[i].offset < size);
+		fuzz_check_line(errs[i].what, sizeof errs[i].what);
 	}
 	(void)tlm_reader_lost(r);
 	(void)events;
