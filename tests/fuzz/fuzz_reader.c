@@ -69,6 +69,13 @@ static void read_all(const uint8_t *data, size_t size)
 		case TLM_REC_PYSTACK:
 			FUZZ_CHECK(rec.u.pystack.depth <= TLM_MAX_PY_DEPTH);
 			break;
+		case TLM_REC_PROP: {
+			size_t kl = strnlen(rec.u.prop.key, sizeof rec.u.prop.key);
+			FUZZ_CHECK(kl >= 1 && kl <= TLM_MAX_PROP_KEY);
+			FUZZ_CHECK(rec.u.prop.len <= TLM_MAX_STRING);
+			FUZZ_CHECK(rec.u.prop.value[rec.u.prop.len] == 0);
+			break;
+		}
 		case TLM_REC_MODULE_UNLOAD:
 		case TLM_REC_LOST:
 		case TLM_REC_SIGNAL:

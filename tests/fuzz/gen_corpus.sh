@@ -17,15 +17,16 @@ out=$here/corpus/reader
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
-rm -f "$out"/*
-run() { # NAME COMPRESS ARGS...
+# the Python-stack seeds are made by hand (docs/reliability.md): kept
+find "$out" -type f ! -name 'python-stacks-*' -delete
+run() { # NAME COMPRESS ARGS...  ($EXTRA: one more VAR=value for the run)
 	name=$1 z=$2
 	shift 2
 	d=$tmp/$name-z$z
 	mkdir -p "$d"
 	env LD_PRELOAD="$b/src/shim/libtlm.so" LD_LIBRARY_PATH="$b/src/sim" \
 		TLM_OUTPUT="$d/t-%p.trace" TLM_SUMMARY=0 TLM_COMPRESS="$z" TLM_STACK_DEPTH=8 \
-		TLM_DRAIN_MS="${DRAIN:-20}" "$b/tests/shim/workload" "$@" 2>/dev/null || true
+		TLM_DRAIN_MS="${DRAIN:-20}" ${EXTRA:+"$EXTRA"} "$b/tests/shim/workload" "$@" 2>/dev/null || true
 	i=0
 	for f in "$d"/t-*; do
 		[ -f "$f" ] || continue
@@ -50,6 +51,10 @@ for z in 0 1; do
 	run procaddr "$z" procaddr
 	# many small chunks (a drain every 2 ms), cut at 64 KiB
 	DRAIN=2 run threads-many "$z" threads 4 3000
+	# CUPTI's double held by another tool: PROP records with the holder's name
+	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/libcupti.so.13 TLM_SIM_CUPTI_HOLDER=nsys run cupti-held "$z" cupti
+	# and attached, seeing calls that bypassed the hooks: CUPTI-only events
+	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/libcupti.so.13 TLM_TEST_CUPTI_SEES=1 run cupti-bypass "$z" cupti
 done
 # a few hand-made edge cases
 printf 'TLMTRACE' >"$out/magic-only"
