@@ -37,14 +37,17 @@ struct tlm__acct *tlm__acct_get(struct tlm__accts *s, int device, int mkind)
 	a->mkind = (uint8_t)mkind;
 	if (s->n < TLM__SERIES_ACCTS)
 		a->ts = calloc(1, sizeof *a->ts); /* NULL: no series, nothing else lost */
+	a->ps = tlm__psites_new();        /* NULL: no peak sites for it, nothing else lost */
 	s->last = s->n++;
 	return a;
 }
 
 void tlm__accts_fini(struct tlm__accts *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		tlm__series_free(s->a[i].ts);
+		tlm__psites_free(s->a[i].ps);
+	}
 	free(s->a);
 	memset(s, 0, sizeof *s);
 }
@@ -90,12 +93,23 @@ static void at_peaks(struct tlm__acct *a, uint64_t t)
 	if (a->allocated > a->peak_allocated) {
 		a->peak_allocated = a->allocated;
 		a->peak_allocated_t = t;
+		tlm__psites_peak(a->ps);
 	}
 	if (a->ts)
 		tlm__series_add(a->ts, t, a->reserved, a->allocated);
 }
 
-void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t)
+/* The allocated layer's sites; without memory for them, the peak-site
+ * section loses this (device, kind), nothing else. */
+static void site_change(struct tlm__acct *a, uint32_t stack_id, bool alloc, uint64_t bytes)
+{
+	if (tlm__psites_change(a->ps, stack_id, alloc, bytes)) {
+		tlm__psites_free(a->ps);
+		a->ps = NULL;
+	}
+}
+
+void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t, uint32_t stack_id)
 {
 	a->reserved = add(a->reserved, alloc, bytes);
 	if (alloc) {
@@ -105,12 +119,14 @@ void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t 
 		a->driver_count -= a->driver_count > 0;
 		a->frees++;
 	}
-	if (!a->has_blocks)
+	if (!a->has_blocks) {
 		a->allocated = a->reserved;
+		site_change(a, stack_id, alloc, bytes);
+	}
 	at_peaks(a, t);
 }
 
-void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t)
+void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t, uint32_t stack_id)
 {
 	if (!a->has_blocks) {
 		/* First block seen: from now on allocated counts blocks only. */
@@ -119,7 +135,9 @@ void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t
 		/* what mirrored reserved until now was no block: allocated starts here */
 		a->peak_allocated = 0;
 		a->peak_allocated_t = 0;
+		tlm__psites_reset(a->ps);
 	}
+	site_change(a, stack_id, alloc, bytes);
 	a->allocated = add(a->allocated, alloc, bytes);
 	if (alloc)
 		a->block_count++;

@@ -158,6 +158,7 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->live);
 	free(r->leaks);
 	free(r->gc_freed);
+	free(r->at_peak);
 	free(r->churn);
 	free(r->ooms);
 	free(r->errors);

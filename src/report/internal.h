@@ -146,6 +146,7 @@ struct tlm__acct {
 	uint64_t last_block_ev;     /* ordinal of the last successful block event (OOM folding) */
 	bool tap_totals;            /* block events carried the allocator's own totals */
 	uint64_t tap_peak_allocated, tap_peak_reserved; /* the highest totals they carried */
+	struct tlm__psites *ps;     /* the allocated layer by site at its peak; NULL without memory */
 };
 
 struct tlm__accts {
@@ -158,9 +159,23 @@ struct tlm__acct *tlm__acct_get(struct tlm__accts *s, int device, int mkind); /*
 void tlm__accts_fini(struct tlm__accts *s);
 /* Driver layer: the process took (alloc) or gave back bytes at time t.
  * Without an allocator tap the allocator layer mirrors it. */
-void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t);
+void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t, uint32_t stack_id);
 /* Allocator layer (hook for an allocator tap): a block handed out / returned. */
-void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t);
+void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t, uint32_t stack_id);
+
+/* ---- peak sites (peak_sites.c): the allocated layer by site at its peak --- */
+
+struct tlm__psites;
+struct tlm__psites *tlm__psites_new(void);
+void tlm__psites_free(struct tlm__psites *p);
+void tlm__psites_reset(struct tlm__psites *p);            /* the layer changed (first block) */
+/* An allocation or free of the allocated layer; -1 without memory. */
+int tlm__psites_change(struct tlm__psites *p, uint32_t stack_id, bool alloc, uint64_t bytes);
+void tlm__psites_peak(struct tlm__psites *p);             /* allocated reached a new peak now */
+/* At the end of the run: a survivor allocated before the peak. */
+void tlm__psites_persist(struct tlm__psites *p, uint32_t stack_id, uint64_t bytes);
+/* Writes the sites live at the peak into out (NULL: only counts them). */
+size_t tlm__psites_export(const struct tlm__psites *p, int device, int kind, struct tlm_report_peak_site *out);
 double tlm__acct_frag(const struct tlm__acct *a);     /* 1 - allocated/reserved */
 /* 1 - largest free gap / free inside reserved; false when blocks are unknown. */
 bool tlm__acct_ext_frag(const struct tlm__acct *a, double *out);

@@ -763,6 +763,40 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 			n - HTML_SITES);
 }
 
+static void at_peak_table(FILE *f, struct tlm_report *r)
+{
+	fputs("<h2 id=\"at-peak\">At the peak</h2>\n", f);
+	if (!r->nat_peak) {
+		fputs("<p class=\"empty\">Nothing was allocated.</p>\n", f);
+		return;
+	}
+	fputs("<p class=\"meta\">What held memory when each device's allocated memory peaked, by site. "
+	      "<b>Transient</b>: freed before the end of the run (activations held from the forward to the backward "
+	      "pass, temporaries): activation checkpointing, a smaller batch or freeing earlier lowers it. "
+	      "<b>Persistent</b>: still live at the end (weights, optimizer state, leaks).</p>\n",
+	      f);
+	fputs("<table class=\"sites at-peak\">", f);
+	th(f, "##|#dev|kind|#bytes|#allocations|#transient|#persistent|allocated at");
+	fputs("<tbody>\n", f);
+	for (size_t i = 0; i < r->nat_peak && i < HTML_SITES; i++) {
+		const struct tlm_report_peak_site *s = &r->at_peak[i];
+		fprintf(f, "<tr class=\"site\"><td class=\"num\">%zu</td>", i + 1);
+		dev_cell(f, s->device);
+		fprintf(f, "<td>%s</td>", tlm__mkind_name(s->kind));
+		bytes_cell(f, s->bytes);
+		fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", s->count);
+		bytes_cell(f, s->bytes - s->persistent_bytes);
+		bytes_cell(f, s->persistent_bytes);
+		fputs("<td>", f);
+		stack_details(f, r, s->stack_id);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	if (r->nat_peak > HTML_SITES)
+		fprintf(f, "<p class=\"muted\">... %zu more (<code>tlm report --format json</code> lists all).</p>\n",
+			r->nat_peak - HTML_SITES);
+}
+
 static void oom_table(FILE *f, struct tlm_report *r)
 {
 	fputs("<h2 id=\"ooms\">Out of memory</h2>\n", f);
@@ -853,6 +887,7 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	timelines(f, r);
 	segmaps(f, r, m, why);
 	memory_table(f, r);
+	at_peak_table(f, r);
 	site_table(f, r, "leaks", "Leaks", r->leaks, r->nleaks, LEAK,
 		   "None (a leak: at least 3 survivors from one site, allocated over at least 25% of the run and "
 		   "still in its second half).");

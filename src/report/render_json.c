@@ -221,6 +221,28 @@ static void sites(struct tlm__json *j, struct tlm_report *r, const char *key, co
 	tlm__json_arr_end(j);
 }
 
+static void at_peak(struct tlm__json *j, struct tlm_report *r)
+{
+	tlm__json_key(j, "at_peak");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < r->nat_peak; i++) {
+		const struct tlm_report_peak_site *s = &r->at_peak[i];
+		tlm__json_obj(j);
+		ki(j, "device", s->device);
+		tlm__json_key(j, "kind");
+		tlm__json_str(j, tlm__mkind_name(s->kind));
+		ku(j, "bytes", s->bytes);
+		ku(j, "count", s->count);
+		ku(j, "transient_bytes", s->bytes - s->persistent_bytes);
+		ku(j, "transient_count", s->count - s->persistent_count);
+		ku(j, "persistent_bytes", s->persistent_bytes);
+		ku(j, "persistent_count", s->persistent_count);
+		frames(j, r, s->stack_id);
+		tlm__json_obj_end(j);
+	}
+	tlm__json_arr_end(j);
+}
+
 static void ooms(struct tlm__json *j, struct tlm_report *r)
 {
 	tlm__json_key(j, "ooms");
@@ -263,6 +285,7 @@ int tlm_report_json(struct tlm_report *r, FILE *f)
 	process(&j, r);
 	counters(&j, r);
 	devices(&j, r);
+	at_peak(&j, r);
 	sites(&j, r, "live_at_end", r->live, r->nlive, LIVE);
 	sites(&j, r, "leaks", r->leaks, r->nleaks, LEAK);
 	/* Freed by Python's cyclic GC (reference cycles), by allocation stack */

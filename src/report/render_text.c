@@ -15,6 +15,7 @@
 #define TEXT_SITES 10
 #define TEXT_FRAMES 6
 #define TEXT_OOMS 10
+#define TEXT_PEAK_SITES 5 /* per device and kind */
 
 static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
 {
@@ -145,6 +146,51 @@ static void more(FILE *f, size_t n)
 {
 	if (n > TEXT_SITES)
 		tlm__line(f, "  ... %zu more (tlm report --format json lists all)", n - TEXT_SITES);
+}
+
+/* What held memory at each allocated peak: transient (freed before the end:
+ * activations, temporaries) or persistent (weights, optimizer state, leaks). */
+static void at_peak(FILE *f, struct tlm_report *r)
+{
+	tlm__line(f, "%s", "");
+	if (!r->nat_peak) {
+		tlm__line(f, "AT PEAK: nothing was allocated");
+		return;
+	}
+	tlm__line(f, "AT PEAK: what held memory when allocated memory peaked (transient: freed before the end,");
+	tlm__line(f, "  e.g. activations held from forward to backward; persistent: still live at the end)");
+	for (size_t g = 0, e; g < r->nat_peak; g = e) {
+		const struct tlm_report_peak_site *s = r->at_peak;
+		uint64_t bytes = 0, persist = 0;
+		for (e = g; e < r->nat_peak && s[e].device == s[g].device && s[e].kind == s[g].kind; e++) {
+			bytes += s[e].bytes;
+			persist += s[e].persistent_bytes;
+		}
+		char dev[16], a[32], b[32], c[32], t[32];
+		int64_t when = 0;
+		for (size_t i = 0; i < r->ndevices; i++)
+			if (r->devices[i].device == s[g].device && r->devices[i].kind == s[g].kind)
+				when = r->devices[i].peak_allocated_ns;
+		if (s[g].device < 0)
+			snprintf(dev, sizeof dev, "host");
+		else
+			snprintf(dev, sizeof dev, "dev %d", s[g].device);
+		tlm__line(f, "%s %s: %s at %s: %s transient, %s persistent, in %zu site%s", dev,
+			  tlm__mkind_name(s[g].kind), tlm__human(a, sizeof a, bytes), tlm__secs(t, sizeof t, when),
+			  tlm__human(b, sizeof b, bytes - persist), tlm__human(c, sizeof c, persist), e - g,
+			  e - g == 1 ? "" : "s");
+		for (size_t i = g; i < e && i < g + TEXT_PEAK_SITES; i++) {
+			uint64_t tb = s[i].bytes - s[i].persistent_bytes, tc = s[i].count - s[i].persistent_count;
+			tlm__line(f, "%4zu. %11s in %" PRIu64 ": %s transient in %" PRIu64 ", %s persistent in %" PRIu64,
+				  i - g + 1, tlm__human(a, sizeof a, s[i].bytes), s[i].count, tlm__human(b, sizeof b, tb), tc,
+				  tlm__human(c, sizeof c, s[i].persistent_bytes), s[i].persistent_count);
+			stack_lines(f, r, s[i].stack_id);
+		}
+		if (e - g > TEXT_PEAK_SITES)
+			tlm__line(f, "  ... %zu more (tlm report --format json lists all)", e - g - TEXT_PEAK_SITES);
+	}
+	tlm__line(f, "  Transient memory at the peak is what activation checkpointing, a smaller batch or");
+	tlm__line(f, "  freeing earlier lowers; persistent memory is what the run keeps (see LIVE AT END).");
 }
 
 static void live(FILE *f, struct tlm_report *r)
@@ -293,6 +339,7 @@ int tlm_report_text(struct tlm_report *r, FILE *f)
 {
 	head(f, r);
 	memory(f, r);
+	at_peak(f, r);
 	live(f, r);
 	leaks(f, r);
 	gc_freed(f, r);

@@ -106,10 +106,10 @@ static void release(struct tlm__replay *rp, struct tlm__live *e, uint64_t t, boo
 		struct tlm__acct *a = acct(rp, e->device, e->mkind);
 		if (a) {
 			if (e->ns == TLM__NS_BLOCK) {
-				tlm__acct_block(a, false, e->size, t);
+				tlm__acct_block(a, false, e->size, t, e->stack_id);
 			} else {
 				settle(rp, a);
-				tlm__acct_driver(a, false, e->size, t);
+				tlm__acct_driver(a, false, e->size, t, e->stack_id);
 			}
 		}
 		/* A block cycle costs no driver call: not churn. */
@@ -296,10 +296,10 @@ static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 	if (!a)
 		return;
 	if (block) {
-		tlm__acct_block(a, true, ev->size, ev->time_ns);
+		tlm__acct_block(a, true, ev->size, ev->time_ns, ev->stack_id);
 		settle(rp, a);
 	} else {
-		tlm__acct_driver(a, true, ev->size, ev->time_ns);
+		tlm__acct_driver(a, true, ev->size, ev->time_ns, ev->stack_id);
 	}
 }
 
@@ -451,6 +451,16 @@ static void snapshot(struct tlm__replay *rp)
 	}
 	if (tlm__sites_group_live(&rp->live, &rp->accts, &rp->snap, &rp->nsnap))
 		rp->oom_error = ENOMEM;
+	/* survivors allocated before their layer's peak were live at it */
+	for (size_t i = 0; i <= rp->live.mask; i++) {
+		const struct tlm__live *e = &rp->live.slot[i];
+		if (e->ns == TLM__NS_EMPTY || e->mkind == 0xff)
+			continue;
+		struct tlm__acct *a = tlm__acct_get(&rp->accts, e->device, e->mkind);
+		if (a && a->ps && (a->has_blocks ? e->ns == TLM__NS_BLOCK : e->ns != TLM__NS_BLOCK) &&
+		    a->peak_allocated && e->time_ns <= a->peak_allocated_t)
+			tlm__psites_persist(a->ps, e->stack_id, e->size);
+	}
 }
 
 void tlm__replay_mark_end(struct tlm__replay *rp, uint64_t t)
@@ -501,6 +511,36 @@ static int by_count(const void *a, const void *b)
 	if (x->stack_id != y->stack_id)
 		return x->stack_id < y->stack_id ? -1 : 1;
 	return (x->size > y->size) - (x->size < y->size);
+}
+
+static int by_peak_site(const void *a, const void *b)
+{
+	const struct tlm_report_peak_site *x = a, *y = b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
+}
+
+/* The sites live at each (device, kind)'s allocated peak. */
+static int at_peak(struct tlm__replay *rp)
+{
+	struct tlm_report *rep = rp->rep;
+	size_t n = 0;
+	for (size_t i = 0; i < rp->accts.n; i++)
+		n += tlm__psites_export(rp->accts.a[i].ps, 0, 0, NULL);
+	rep->at_peak = calloc(n + 1, sizeof *rep->at_peak);
+	if (!rep->at_peak)
+		return -1;
+	for (size_t i = 0; i < rp->accts.n; i++) {
+		const struct tlm__acct *a = &rp->accts.a[i];
+		rep->nat_peak += tlm__psites_export(a->ps, a->device, a->mkind, rep->at_peak + rep->nat_peak);
+	}
+	qsort(rep->at_peak, rep->nat_peak, sizeof *rep->at_peak, by_peak_site);
+	return 0;
 }
 
 static double seconds(int64_t from, int64_t to)
@@ -554,6 +594,8 @@ int tlm__replay_finish(struct tlm__replay *rp)
 			return -1;
 	}
 	qsort(rep->devices, rep->ndevices, sizeof *rep->devices, by_dev_kind);
+	if (at_peak(rp))
+		return -1;
 
 	/* Survivors and, among them, leaks. */
 	for (size_t i = 0; i < rp->nsnap; i++) {

@@ -80,6 +80,19 @@ struct tlm_report_site {
 	double rate;                     /* leaks: growth in bytes/s; churn: cycles per second */
 };
 
+/* What held the allocated layer of a (device, kind) at its peak, by site:
+ * bytes and count live at that moment; the persistent part is what was
+ * still live at the end of the run (weights, optimizer state, leaks), the
+ * rest (bytes - persistent) was freed before it: transient memory such as
+ * activations held from the forward pass to the backward pass. */
+struct tlm_report_peak_site {
+	int device;
+	int kind;                        /* enum tlm_mem_kind */
+	uint32_t stack_id;
+	uint64_t bytes, count;
+	uint64_t persistent_bytes, persistent_count;
+};
+
 struct tlm_report_oom {
 	int device;
 	int kind;                        /* enum tlm_mem_kind */
@@ -138,6 +151,8 @@ struct tlm_report {
 	/* sections, sorted as documented */
 	size_t ndevices;
 	struct tlm_report_device *devices;   /* by device, then kind */
+	size_t nat_peak;
+	struct tlm_report_peak_site *at_peak; /* by device, kind, then bytes descending */
 	size_t nlive;
 	struct tlm_report_site *live;        /* by bytes, descending */
 	size_t nleaks;

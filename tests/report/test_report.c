@@ -399,6 +399,12 @@ static void test_live_map(void **state)
 
 /* ---- JSON -------------------------------------------------------------- */
 
+#define STACK                                                                                                     \
+	"{\"kind\":\"native\",\"function\":\"fn_401000\",\"file\":\"src/f401000.c\",\"line\":400,"                   \
+	"\"module\":\"/opt/app/libapp.so\",\"ip\":\"0x401000\",\"offset\":\"0x1000\",\"inlined\":false,\"stale\":false}," \
+	"{\"kind\":\"native\",\"function\":\"fn_402000\",\"file\":\"src/f402000.c\",\"line\":496,"                   \
+	"\"module\":\"/opt/app/libapp.so\",\"ip\":\"0x402000\",\"offset\":\"0x2000\",\"inlined\":false,\"stale\":false}"
+
 static const char golden_fmt[] =
 	"{\"schema\":\"tlm-report/1\",\"trace\":\"%s\","
 	"\"process\":{\"pid\":4242,\"command\":[\"train\",\"--epochs\",\"3\"],\"exe\":\"/usr/bin/train\","
@@ -412,11 +418,9 @@ static const char golden_fmt[] =
 	"\"peak_allocated_bytes\":256,\"peak_allocated_time_ns\":0,\"reserved_bytes_at_end\":256,"
 	"\"live_bytes_at_end\":256,\"live_allocations_at_end\":1,\"fragmentation_at_peak\":0.0000,"
 	"\"external_fragmentation_at_peak\":null,\"allocations\":1,\"frees\":0,\"allocator_reported\":null}],"
-	"\"live_at_end\":[{\"device\":0,\"bytes\":256,\"count\":1,\"first_ns\":0,\"last_ns\":0,\"stack\":["
-	"{\"kind\":\"native\",\"function\":\"fn_401000\",\"file\":\"src/f401000.c\",\"line\":400,"
-	"\"module\":\"/opt/app/libapp.so\",\"ip\":\"0x401000\",\"offset\":\"0x1000\",\"inlined\":false,\"stale\":false},"
-	"{\"kind\":\"native\",\"function\":\"fn_402000\",\"file\":\"src/f402000.c\",\"line\":496,"
-	"\"module\":\"/opt/app/libapp.so\",\"ip\":\"0x402000\",\"offset\":\"0x2000\",\"inlined\":false,\"stale\":false}]}],"
+	"\"at_peak\":[{\"device\":0,\"kind\":\"device\",\"bytes\":256,\"count\":1,\"transient_bytes\":0,"
+	"\"transient_count\":0,\"persistent_bytes\":256,\"persistent_count\":1,\"stack\":[" STACK "]}],"
+	"\"live_at_end\":[{\"device\":0,\"bytes\":256,\"count\":1,\"first_ns\":0,\"last_ns\":0,\"stack\":[" STACK "]}],"
 	"\"leaks\":[],\"gc_freed\":[],"
 	"\"ooms\":[{\"device\":0,\"kind\":\"device\",\"time_ns\":1000000,\"requested_bytes\":1073741824,"
 	"\"reserved_free_bytes\":0,\"largest_free_bytes\":0,\"device_free_bytes\":1048576,"

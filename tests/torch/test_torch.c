@@ -165,6 +165,18 @@ static void check_tree(const char *name, bool expect_assume_note)
 	assert_true(d->peak_allocated == note("peak_allocated"));
 	assert_true(d->peak_reserved == note("peak_reserved"));
 	assert_true(d->peak_allocated == 50 * MiB && d->peak_reserved == 58 * MiB);
+	/* at the allocated peak: the 32 blocks of step 1, by site; what of them
+	 * was still live at the end is part of what was live at the end */
+	uint64_t pk_bytes = 0, pk_count = 0, pk_persist = 0;
+	for (size_t i = 0; i < r->nat_peak; i++) {
+		assert_int_equal(r->at_peak[i].device, 1);
+		pk_bytes += r->at_peak[i].bytes;
+		pk_count += r->at_peak[i].count;
+		pk_persist += r->at_peak[i].persistent_bytes;
+	}
+	assert_true(pk_bytes == d->peak_allocated);
+	assert_int_equal(pk_count, 32);
+	assert_true(pk_persist > 0 && pk_persist <= d->live_bytes_at_end);
 	assert_true(d->allocator_totals);
 	assert_true(d->allocator_peak_allocated == note("peak_allocated"));
 	assert_true(d->allocator_peak_reserved == note("peak_reserved"));

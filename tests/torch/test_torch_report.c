@@ -74,6 +74,11 @@ static void test_layout_and_folding(void **state)
 	assert_true(d->frag_at_peak > 0.4999 && d->frag_at_peak < 0.5001);
 	assert_true(d->ext_frag_at_peak > 0.4999 && d->ext_frag_at_peak < 0.5001);
 	assert_true(d->live_bytes_at_end == 3 * MiB && d->live_allocs_at_end == 3);
+	/* at the allocated peak (5 ms): the three blocks, all still live at the
+	 * end; the segments seen before the first block are not in it */
+	assert_int_equal(r->nat_peak, 1);
+	assert_true(r->at_peak[0].bytes == 3 * MiB && r->at_peak[0].count == 3);
+	assert_true(r->at_peak[0].persistent_bytes == 3 * MiB && r->at_peak[0].persistent_count == 3);
 
 	assert_int_equal(r->ooms_total, 2);
 	assert_int_equal(r->nooms, 2);
