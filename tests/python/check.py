@@ -68,6 +68,23 @@ else:
         fails.append("gc_freed: %d groups, expected 1" % len(r["gc_freed"]))
     if find("live_at_end", lines["CYCLE"]) or find("leaks", lines["STARTUP"]):
         fails.append("a site in the wrong section")
+    # at the allocated peak (Teardown's allocation, the last one): everything
+    # live then stays live to the end of the run (finalization), the cycle
+    # was collected before, the loop's temporary freed at once
+    n_loop = leak[0]["count"] if leak else 0
+    for mark, nbytes, count in (("STARTUP", 6 * MiB, 2), ("THREAD", 2 * MiB, 1),
+                                ("LEAK", 7 * MiB * n_loop, n_loop), ("TEARDOWN", 4 * MiB, 1)):
+        got = find("at_peak", lines[mark])
+        if len(got) != 1 or (got[0]["bytes"], got[0]["count"], got[0]["persistent_bytes"],
+                             got[0]["transient_bytes"]) != (nbytes, count, nbytes, 0):
+            fails.append("at_peak: workload.py:%d: %s, expected %d bytes in %d, all persistent" %
+                         (lines[mark], [(g["bytes"], g["count"], g["persistent_bytes"]) for g in got],
+                          nbytes, count))
+    if find("at_peak", lines["CYCLE"]):
+        fails.append("at_peak: the cycle's memory, collected before the peak")
+    dev = [d for d in r["devices"] if d["device"] == 0 and d["kind"] == "device"]
+    if not dev or sum(s["bytes"] for s in r["at_peak"] if s["device"] == 0) != dev[0]["peak_allocated_bytes"]:
+        fails.append("at_peak: the sites do not add up to the peak")
 for f in fails:
     print("FAIL:", f)
 sys.exit(1 if fails else 0)
