@@ -117,6 +117,9 @@ def check(truth_path, report_path):
         "peak allocated %s = torch %d" % (d.get("peak_allocated_bytes"), t["allocated_peak"]))
     say(d.get("peak_reserved_bytes") == t["reserved_peak"],
         "peak reserved %s = torch %d" % (d.get("peak_reserved_bytes"), t["reserved_peak"]))
+    pk = [s for s in r.get("at_peak", []) if s["device"] == 0 and s["kind"] == "device"]
+    say(sum(s["bytes"] for s in pk) == t["allocated_peak"],
+        "at the peak: %d sites add up to torch's peak %d" % (len(pk), t["allocated_peak"]))
     L = t["lines"]
     say(any(frames_have(s["stack"], t["file"], L["LEAK"]) for s in r["leaks"]),
         "a leak at %s:%d (losses.append)" % (t["file"], L["LEAK"]))
