@@ -139,7 +139,9 @@ int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_sid
 	d->base = base;
 	d->new_ = new_;
 	if (match(base->leaks, base->nleaks, new_->leaks, new_->nleaks, &d->leaks, &d->nleaks) ||
-	    match(base->live, base->nlive, new_->live, new_->nlive, &d->live, &d->nlive))
+	    match(base->live, base->nlive, new_->live, new_->nlive, &d->live, &d->nlive) ||
+	    (base->has_peak && new_->has_peak &&
+	     match(base->peak, base->npeak, new_->peak, new_->npeak, &d->peak, &d->npeak)))
 		goto nomem;
 	if (pair_devices(base, new_, d))
 		goto nomem;
@@ -157,8 +159,24 @@ void tlm_diff_free(struct tlm_diff *d)
 {
 	free(d->leaks);
 	free(d->live);
+	free(d->peak);
 	free(d->dev);
 	memset(d, 0, sizeof *d);
+}
+
+static int64_t peak_growth(const struct tlm_diff_devrow *r)
+{
+	return tlm_diff_sub(r->after ? r->after->peak_allocated : 0, r->before ? r->before->peak_allocated : 0);
+}
+
+void tlm_diff_peak_gate(struct tlm_diff *d, uint64_t bytes)
+{
+	d->peak_gate = true;
+	d->peak_gate_bytes = bytes;
+	d->peak_failed = false;
+	for (size_t i = 0; i < d->ndev; i++)
+		if (peak_growth(&d->dev[i]) > 0 && (uint64_t)peak_growth(&d->dev[i]) > bytes)
+			d->peak_failed = true;
 }
 
 static const char *status_name(int s)
@@ -279,6 +297,13 @@ int tlm_diff_text(const struct tlm_diff *d, FILE *f)
 	tlm__line(f, "tlm diff: %s -> %s", d->base->path, d->new_->path);
 	site_table(f, "LEAKED", d->leaks, d->nleaks, d->base->leak_bytes, d->new_->leak_bytes);
 	site_table(f, "LIVE AT END", d->live, d->nlive, d->base->live_bytes, d->new_->live_bytes);
+	if (d->base->has_peak && d->new_->has_peak) {
+		site_table(f, "AT PEAK", d->peak, d->npeak, d->base->peak_bytes, d->new_->peak_bytes);
+	} else {
+		tlm__line(f, "%s", "");
+		tlm__line(f, "AT PEAK: not compared (%s is a report from a tlm without it)",
+			  d->base->has_peak ? "NEW" : "BASE");
+	}
 	tlm__line(f, "%s", "");
 	tlm__line(f, "DEVICES: before -> after (delta)");
 	if (!d->ndev)
@@ -298,39 +323,68 @@ int tlm_diff_text(const struct tlm_diff *d, FILE *f)
 		dev_cell(cell, sizeof cell, r->before, r->after, 2);
 		tlm__line(f, "    frag at peak     %s", cell);
 	}
+	if (d->gate || d->peak_gate)
+		tlm__line(f, "%s", "");
 	if (d->gate) {
 		char g[32];
-		tlm__line(f, "%s", "");
 		tlm__line(f, "gate: leaked bytes %s, limit +%" PRIu64 " B: %s",
 			  signed_human(g, sizeof g, d->leak_growth), d->gate_bytes, d->failed ? "FAILED" : "passed");
+	}
+	if (d->peak_gate) {
+		int64_t most = 0;
+		for (size_t i = 0; i < d->ndev; i++)
+			if (peak_growth(&d->dev[i]) > most)
+				most = peak_growth(&d->dev[i]);
+		char g[32];
+		tlm__line(f, "gate: peak allocated %s on the device that grew most, limit +%" PRIu64 " B: %s",
+			  signed_human(g, sizeof g, most), d->peak_gate_bytes, d->peak_failed ? "FAILED" : "passed");
 	}
 	return ferror(f) ? -1 : 0;
 }
 
-void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
+/* The rows that grew, device filter (-2: all), with their first frames. */
+static void grown_rows(FILE *f, const struct tlm_diff_row *rows, size_t n, int device)
 {
-	if (!d->failed)
-		return;
 	char g[32];
-	fprintf(f, "tlm diff: leaked bytes grew by %" PRId64 " B (%s), more than --fail-on-growth %" PRIu64 "\n",
-		d->leak_growth, signed_human(g, sizeof g, d->leak_growth), d->gate_bytes);
-	for (size_t i = 0; i < d->nleaks; i++) {
-		const struct tlm_diff_row *r = &d->leaks[i];
-		if (r->delta_bytes <= 0)
+	for (size_t i = 0; i < n; i++) {
+		const struct tlm_diff_row *r = &rows[i];
+		if (r->delta_bytes <= 0 || (device != -2 && r->device != device))
 			continue;
 		tlm__line(f, "  %s on device %d (%s site, %" PRIu64 " -> %" PRIu64 " B):", signed_human(g, sizeof g, r->delta_bytes),
 			  r->device, status_name(r->status), r->before_bytes, r->after_bytes);
 		const struct tlm_jv *st = row_stack(r);
-		size_t n = tlm_jv_len(st);
-		if (!n)
+		size_t ns = tlm_jv_len(st);
+		if (!ns)
 			tlm__line(f, "        (no stack recorded)");
-		for (size_t k = 0; k < n && k < GATE_FRAMES; k++) {
+		for (size_t k = 0; k < ns && k < GATE_FRAMES; k++) {
 			char buf[512];
 			struct tlm_frame fr;
 			frame_of(tlm_jv_at(st, k), &fr);
 			tlm__frame_text(buf, sizeof buf, &fr);
 			tlm__line(f, "        %s %s", k ? "from" : "at  ", buf);
 		}
+	}
+}
+
+void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
+{
+	char g[32];
+	if (d->failed) {
+		fprintf(f, "tlm diff: leaked bytes grew by %" PRId64 " B (%s), more than --fail-on-growth %" PRIu64 "\n",
+			d->leak_growth, signed_human(g, sizeof g, d->leak_growth), d->gate_bytes);
+		grown_rows(f, d->leaks, d->nleaks, -2);
+	}
+	if (!d->peak_failed)
+		return;
+	for (size_t i = 0; i < d->ndev; i++) {
+		const struct tlm_diff_devrow *r = &d->dev[i];
+		int64_t grew = peak_growth(r);
+		if (grew <= 0 || (uint64_t)grew <= d->peak_gate_bytes)
+			continue;
+		fprintf(f, "tlm diff: peak allocated of device %d (%s) grew by %" PRId64 " B (%s), more than "
+			   "--fail-on-peak-growth %" PRIu64 "\n",
+			r->device, r->kind, grew, signed_human(g, sizeof g, grew), d->peak_gate_bytes);
+		grown_rows(f, d->peak, d->npeak, r->device); /* what held more of it */
 	}
 }
 
@@ -440,6 +494,13 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 		     d->base->leak_count, d->new_->leak_count);
 	section_json(&j, "live_at_end", d->live, d->nlive, d->base->live_bytes, d->new_->live_bytes,
 		     d->base->live_count, d->new_->live_count);
+	if (d->base->has_peak && d->new_->has_peak) {
+		section_json(&j, "at_peak", d->peak, d->npeak, d->base->peak_bytes, d->new_->peak_bytes,
+			     d->base->peak_count, d->new_->peak_count);
+	} else {
+		tlm__json_key(&j, "at_peak");
+		tlm__json_null(&j);
+	}
 	tlm__json_key(&j, "devices");
 	tlm__json_arr(&j);
 	for (size_t i = 0; i < d->ndev; i++) {
@@ -476,6 +537,16 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	tlm__json_arr(&j);
 	for (size_t i = 0; i < d->nleaks; i++)
 		if (d->leaks[i].delta_bytes > 0)
+			tlm__json_u64(&j, i);
+	tlm__json_arr_end(&j);
+	tlm__json_key(&j, "fail_on_peak_growth");
+	d->peak_gate ? tlm__json_u64(&j, d->peak_gate_bytes) : tlm__json_null(&j);
+	tlm__json_key(&j, "peak_failed");
+	tlm__json_bool(&j, d->peak_failed);
+	tlm__json_key(&j, "grown_peak_devices"); /* indexes into "devices" */
+	tlm__json_arr(&j);
+	for (size_t i = 0; i < d->ndev; i++)
+		if (d->peak_gate && peak_growth(&d->dev[i]) > 0 && (uint64_t)peak_growth(&d->dev[i]) > d->peak_gate_bytes)
 			tlm__json_u64(&j, i);
 	tlm__json_arr_end(&j);
 	tlm__json_obj_end(&j);

@@ -43,10 +43,12 @@ struct tlm_diff_dev {
 struct tlm_diff_side {
 	char *path;
 	struct tlm_jv *doc;
-	size_t ndev, nleaks, nlive;
+	size_t ndev, nleaks, nlive, npeak;
 	struct tlm_diff_dev *dev;
-	struct tlm_diff_site *leaks, *live;
+	struct tlm_diff_site *leaks, *live, *peak;
 	uint64_t leak_bytes, leak_count, live_bytes, live_count;
+	bool has_peak;                /* the report has "at_peak" (older ones do not) */
+	uint64_t peak_bytes, peak_count;  /* what held the allocated peaks, all devices */
 	uint64_t integrity_errors;
 };
 
@@ -77,19 +79,26 @@ struct tlm_diff_devrow {
 
 struct tlm_diff {
 	const struct tlm_diff_side *base, *new_;
-	size_t nleaks, nlive, ndev;
+	size_t nleaks, nlive, ndev, npeak;
 	struct tlm_diff_row *leaks, *live;   /* by |delta_bytes| descending */
+	struct tlm_diff_row *peak;           /* at the allocated peaks; both sides have them */
 	struct tlm_diff_devrow *dev;         /* by device, then kind */
 	int64_t leak_growth;                 /* leaked bytes, new - base (saturated) */
 	bool gate;                           /* --fail-on-growth given */
 	uint64_t gate_bytes;
 	bool failed;                         /* gate && leak_growth > gate_bytes */
+	bool peak_gate;                      /* --fail-on-peak-growth given */
+	uint64_t peak_gate_bytes;
+	bool peak_failed;                    /* a device's peak allocated grew by more */
 };
 
 /* Compares; 0 or -1 (out of memory). gate: whether to apply gate_bytes. */
 int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_side *new_, bool gate,
 		     uint64_t gate_bytes, struct tlm_diff *out);
 void tlm_diff_free(struct tlm_diff *d);
+/* The peak gate: fails when any device's peak allocated bytes grew by more
+ * than bytes (a device only in NEW grew by all of its peak). */
+void tlm_diff_peak_gate(struct tlm_diff *d, uint64_t bytes);
 int64_t tlm_diff_sub(uint64_t after, uint64_t before); /* after - before, saturated to int64 */
 
 int tlm_diff_text(const struct tlm_diff *d, FILE *f);

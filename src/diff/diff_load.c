@@ -198,6 +198,9 @@ void tlm_diff_side_free(struct tlm_diff_side *s)
 		free(s->leaks[i].key);
 	for (size_t i = 0; s->live && i < s->nlive; i++)
 		free(s->live[i].key);
+	for (size_t i = 0; s->peak && i < s->npeak; i++)
+		free(s->peak[i].key);
+	free(s->peak);
 	free(s->leaks);
 	free(s->live);
 	free(s->dev);
@@ -239,6 +242,10 @@ int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm
 		  &out->leak_count, err, errlen) ||
 	    sites(tlm_jv_get(out->doc, "live_at_end"), "live_at_end", &out->live, &out->nlive, &out->live_bytes,
 		  &out->live_count, err, errlen))
+		goto bad;
+	out->has_peak = tlm_jv_get(out->doc, "at_peak") != NULL;
+	if (out->has_peak && sites(tlm_jv_get(out->doc, "at_peak"), "at_peak", &out->peak, &out->npeak,
+				   &out->peak_bytes, &out->peak_count, err, errlen))
 		goto bad;
 	return 0;
 bad:

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_diff.c - `tlm diff [--format text|json] [--fail-on-growth BYTES]
- * [-o FILE] BASE NEW`: what changed between two runs (src/diff/diff.h).
- * docs/diff.md is the user guide.
+ * [--fail-on-peak-growth BYTES] [-o FILE] BASE NEW`: what changed between
+ * two runs (src/diff/diff.h). docs/diff.md is the user guide.
  *
- * Exit codes: 0 the diff was written (and the gate, if any, passed); 1 the
- * gate failed: leaked bytes grew by more than BYTES (the sites that grew are
- * named on stderr); 2 an input cannot be read, is not a trace or a report,
+ * Exit codes: 0 the diff was written (and the gates, if any, passed); 1 a
+ * gate failed: leaked bytes, or a device's peak allocated bytes, grew by
+ * more than its BYTES (the sites that grew are named on stderr); 2 an
+ * input cannot be read, is not a trace or a report,
  * or has integrity errors (the diff is still written when both could be
  * read); 64 bad usage.
  */
@@ -18,7 +19,9 @@
 #include "cmds.h"
 #include "diff/diff.h"
 
-#define USAGE "usage: tlm diff [--format text|json] [--fail-on-growth BYTES] [-o FILE] BASE NEW\n"
+#define USAGE                                                                                  \
+	"usage: tlm diff [--format text|json] [--fail-on-growth BYTES] [--fail-on-peak-growth BYTES]\n" \
+	"                [-o FILE] BASE NEW\n"
 
 static const char help[] =
 	USAGE
@@ -31,6 +34,9 @@ static const char help[] =
 	"  -f, --format text|json     output format (default text)\n"
 	"  --fail-on-growth BYTES     exit 1 when leaked bytes grew by more than BYTES\n"
 	"                             (suffixes K, M, G: KiB, MiB, GiB)\n"
+	"  --fail-on-peak-growth BYTES\n"
+	"                             exit 1 when a device's peak allocated bytes grew\n"
+	"                             by more than BYTES\n"
 	"  -o, --output FILE          write to FILE instead of stdout\n"
 	"  -h, --help                 show this help\n"
 	"\n"
@@ -80,8 +86,8 @@ static int parse_bytes(const char *s, uint64_t *out)
 int tlm_cmd_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL}, *out = NULL, *format = "text";
-	bool gate = false, dashdash = false;
-	uint64_t gate_bytes = 0;
+	bool gate = false, peak_gate = false, dashdash = false;
+	uint64_t gate_bytes = 0, peak_gate_bytes = 0;
 	int npaths = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -106,6 +112,14 @@ int tlm_cmd_diff(int argc, char **argv)
 			if (parse_bytes(v, &gate_bytes))
 				return usage_error("--fail-on-growth: bad size '%s' (bytes, or with K, M, G)", v);
 			gate = true;
+		} else if (!dashdash &&
+			   (!strcmp(a, "--fail-on-peak-growth") || !strncmp(a, "--fail-on-peak-growth=", 22))) {
+			const char *v = a[21] == '=' ? a + 22 : (++i < argc ? argv[i] : NULL);
+			if (!v)
+				return usage_error("%s needs a number of bytes", a);
+			if (parse_bytes(v, &peak_gate_bytes))
+				return usage_error("--fail-on-peak-growth: bad size '%s' (bytes, or with K, M, G)", v);
+			peak_gate = true;
 		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
 			fputs(help, stdout);
 			return TLM_EXIT_OK;
@@ -139,6 +153,8 @@ int tlm_cmd_diff(int argc, char **argv)
 		tlm_diff_side_free(&side[1]);
 		return TLM_EXIT_DAMAGED;
 	}
+	if (peak_gate)
+		tlm_diff_peak_gate(&d, peak_gate_bytes);
 	int code = TLM_EXIT_OK;
 	FILE *f = stdout;
 	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
@@ -160,7 +176,7 @@ int tlm_cmd_diff(int argc, char **argv)
 			code = TLM_EXIT_DAMAGED;
 		}
 	/* the gate is the verdict CI asks for: it wins over damage */
-	if (d.failed) {
+	if (d.failed || d.peak_failed) {
 		tlm_diff_gate_message(&d, stderr);
 		code = TLM_EXIT_GATE;
 	}

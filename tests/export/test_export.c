@@ -628,7 +628,81 @@ static void test_diff_synthetic(void **state)
 	tlm_diff_free(&d);
 	assert_int_equal(tlm_diff_compute(&a, &b, true, 1570, &d), 0);
 	assert_false(d.failed); /* not more than the limit */
+
+	/* AT PEAK: everything was live at the peak, so the same sites and deltas */
+	assert_true(a.has_peak && b.has_peak);
+	assert_int_equal(a.peak_bytes, 1550);
+	assert_int_equal(b.peak_bytes, 3120);
+	assert_int_equal(d.npeak, 4);
+	assert_int_equal(d.peak[0].status, TLM_DIFF_GREW);
+	assert_int_equal(d.peak[0].delta_bytes, 2000);
+	assert_int_equal(d.peak[1].status, TLM_DIFF_GONE);
+	assert_int_equal(d.peak[2].status, TLM_DIFF_NEW);
+	assert_false(d.peak_gate);
+	tlm_diff_peak_gate(&d, 1570); /* the peak grew by 1570: exactly the limit passes */
+	assert_false(d.peak_failed);
+	tlm_diff_peak_gate(&d, 1569);
+	assert_true(d.peak_failed);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	tlm_diff_gate_message(&d, f); /* the leak gate passed: only the peak's message */
+	fclose(f);
+	assert_string_equal(buf, "tlm diff: peak allocated of device 0 (device) grew by 1570 B (+1.5 KiB), more than "
+				 "--fail-on-peak-growth 1569\n"
+				 "  +2.0 KiB on device 0 (grew site, 1000 -> 3000 B):\n"
+				 "        at   fn1 (app.c:10) [app]\n"
+				 "        from fn2 (app.c:20) [app]\n"
+				 "  +70 B on device 0 (new site, 0 -> 70 B):\n"
+				 "        at   fn4 (app.c:40) [app]\n"
+				 "        from fn2 (app.c:20) [app]\n");
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tlm_diff_text(&d, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nAT PEAK: 1.5 KiB -> 3.0 KiB (+1.5 KiB); sites: 1 grew, 0 shrank, 1 new, 1 gone, "
+				    "1 same\n"));
+	assert_non_null(strstr(buf, "\ngate: peak allocated +1.5 KiB on the device that grew most, limit +1569 B: "
+				    "FAILED\n"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tlm_diff_json(&d, f), 0);
+	fclose(f);
+	j = parse(buf);
+	const struct tlm_jv *pk = tlm_jv_get(j, "at_peak");
+	int64_t v;
+	assert_true(tlm_jv_i64(tlm_jv_get(pk, "delta_bytes"), &v) && v == 1570);
+	assert_int_equal(tlm_jv_len(tlm_jv_get(pk, "sites")), 4);
+	g = tlm_jv_get(j, "gate");
+	assert_true(tlm_jv_get(g, "peak_failed")->b);
+	assert_true(tlm_jv_i64(tlm_jv_get(g, "fail_on_peak_growth"), &v) && v == 1569);
+	assert_int_equal(tlm_jv_len(tlm_jv_get(g, "grown_peak_devices")), 1);
+	tlm_json_free(j);
+	free(buf);
 	tlm_diff_free(&d);
+
+	/* a report from before AT PEAK: not compared, said so */
+	const char *old_rep = "{\"schema\":\"tlm-report/1\",\"devices\":[],\"leaks\":[],\"live_at_end\":[]}";
+	struct tlm_diff_side o;
+	assert_int_equal(tlm_diff_load_json("old.json", old_rep, strlen(old_rep), &o, err, sizeof err), 0);
+	assert_false(o.has_peak);
+	assert_int_equal(tlm_diff_compute(&o, &b, false, 0, &d), 0);
+	assert_int_equal(d.npeak, 0);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tlm_diff_text(&d, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nAT PEAK: not compared (BASE is a report from a tlm without it)\n"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tlm_diff_json(&d, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"at_peak\":null,"));
+	free(buf);
+	tlm_diff_free(&d);
+	tlm_diff_side_free(&o);
 
 	/* a report that is not one */
 	struct tlm_diff_side c;

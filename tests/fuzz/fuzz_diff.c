@@ -76,7 +76,8 @@ static void render(const struct tlm_diff *d, int what)
 	if (fclose(f))
 		abort();
 	if (what == 0)
-		check_text(buf, len, d->nleaks > d->nlive ? d->nleaks : d->nlive);
+		check_text(buf, len, d->nleaks > d->nlive ? (d->nleaks > d->npeak ? d->nleaks : d->npeak)
+							    : (d->nlive > d->npeak ? d->nlive : d->npeak));
 	else if (what == 1)
 		check_json(buf, len);
 	else
@@ -106,8 +107,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			gate_bytes = gate_bytes << 8 | data[size - 1 - i];
 		struct tlm_diff d;
 		if (tlm_diff_compute(&base, &new_, size & 1, gate_bytes, &d) == 0) {
+			if (size & 2)
+				tlm_diff_peak_gate(&d, gate_bytes >> 4);
 			if (!z) { /* a run against itself: nothing changed */
-				FUZZ_CHECK(d.leak_growth == 0 && !d.failed);
+				FUZZ_CHECK(d.leak_growth == 0 && !d.failed && !d.peak_failed);
+				for (size_t i = 0; i < d.npeak; i++)
+					FUZZ_CHECK(d.peak[i].status == TLM_DIFF_SAME && d.peak[i].delta_bytes == 0);
 				for (size_t i = 0; i < d.nleaks; i++)
 					FUZZ_CHECK(d.leaks[i].status == TLM_DIFF_SAME && d.leaks[i].delta_bytes == 0);
 				for (size_t i = 0; i < d.nlive; i++)
