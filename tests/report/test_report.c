@@ -363,6 +363,7 @@ static void test_end_marker(void **state)
 	free(rep.live);
 	free(rep.leaks);
 	free(rep.gc_freed);
+	free(rep.at_peak);
 	free(rep.churn);
 	free(rep.ooms);
 }
