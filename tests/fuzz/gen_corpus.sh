@@ -4,7 +4,9 @@
 # reader/) from real recordings: the end-to-end workload of tests/shim runs a
 # few scenarios under libtlm.so on the simulated driver, compressed and not.
 #   sh tests/fuzz/gen_corpus.sh BUILD_DIR
-# BUILD_DIR is a normal (unsanitized) build. Seeds are named after what made
+# BUILD_DIR is a normal (unsanitized) build. The number of chunks a run
+# writes varies: check the fuzzers' executions per second after a
+# regeneration (a 47 KB zstd threads-many seed once cut them to a third). Seeds are named after what made
 # them; each is kept under 64 KiB (larger ones are cut at a chunk boundary
 # so the fuzzer still sees a clean start, and also saved whole-but-cut in the
 # middle of a chunk as a truncation seed). No ".trace" suffix: .gitignore
