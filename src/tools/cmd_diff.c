@@ -83,6 +83,27 @@ static int parse_bytes(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* "--NAME BYTES" or "--NAME=BYTES" at argv[*i]: true if it is that option;
+ * *i becomes -1 after a usage error (already printed). */
+static bool gate_option(const char *name, int argc, char **argv, int *i, bool *on, uint64_t *bytes)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+		return false;
+	const char *v = a[n] == '=' ? a + n + 1 : (++*i < argc ? argv[*i] : NULL);
+	if (!v) {
+		usage_error("%s needs a number of bytes", name);
+		*i = -1;
+	} else if (parse_bytes(v, bytes)) {
+		fprintf(stderr, "tlm diff: %s: bad size '%s' (bytes, or with K, M, G)\n%s", name, v, USAGE);
+		*i = -1;
+	} else {
+		*on = true;
+	}
+	return true;
+}
+
 int tlm_cmd_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL}, *out = NULL, *format = "text";
@@ -105,21 +126,11 @@ int tlm_cmd_diff(int argc, char **argv)
 			out = argv[i];
 		} else if (!dashdash && !strncmp(a, "--output=", 9)) {
 			out = a + 9;
-		} else if (!dashdash && (!strcmp(a, "--fail-on-growth") || !strncmp(a, "--fail-on-growth=", 17))) {
-			const char *v = a[16] == '=' ? a + 17 : (++i < argc ? argv[i] : NULL);
-			if (!v)
-				return usage_error("%s needs a number of bytes", a);
-			if (parse_bytes(v, &gate_bytes))
-				return usage_error("--fail-on-growth: bad size '%s' (bytes, or with K, M, G)", v);
-			gate = true;
-		} else if (!dashdash &&
-			   (!strcmp(a, "--fail-on-peak-growth") || !strncmp(a, "--fail-on-peak-growth=", 22))) {
-			const char *v = a[21] == '=' ? a + 22 : (++i < argc ? argv[i] : NULL);
-			if (!v)
-				return usage_error("%s needs a number of bytes", a);
-			if (parse_bytes(v, &peak_gate_bytes))
-				return usage_error("--fail-on-peak-growth: bad size '%s' (bytes, or with K, M, G)", v);
-			peak_gate = true;
+		} else if (!dashdash && (gate_option("--fail-on-growth", argc, argv, &i, &gate, &gate_bytes) ||
+					 gate_option("--fail-on-peak-growth", argc, argv, &i, &peak_gate,
+						     &peak_gate_bytes))) {
+			if (i < 0)
+				return TLM_EXIT_USAGE;
 		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
 			fputs(help, stdout);
 			return TLM_EXIT_OK;
