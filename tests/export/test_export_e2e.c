@@ -288,8 +288,39 @@ static void test_diff(void **state)
 	free(out);
 	free(args);
 
+	/* the peak gate: exactly the peak's growth passes, a byte less fails and
+	 * names what held more of the peak */
+	assert_true(asprintf(&args, "diff -f json '%s' '%s'", traces[0], traces[1]) > 0);
+	out = tlm(args, &code, NULL);
+	free(args);
+	d = parse(out);
+	const struct tlm_jv *dv = tlm_jv_at(tlm_jv_get(d, "devices"), 0);
+	int64_t peak_growth = i64(tlm_jv_get(dv, "peak_allocated_bytes"), "delta");
+	int64_t at_peak_growth = i64(tlm_jv_get(d, "at_peak"), "delta_bytes");
+	assert_true(peak_growth > 0);
+	assert_int_equal(at_peak_growth, peak_growth); /* one device: its sites add up to its peak */
+	tlm_json_free(d);
+	free(out);
+	assert_true(asprintf(&args, "diff --fail-on-peak-growth %lld '%s' '%s'", (long long)peak_growth, traces[0],
+			     traces[1]) > 0);
+	free(tlm(args, &code, NULL));
+	assert_int_equal(code, 0);
+	free(args);
+	assert_true(asprintf(&args, "diff --fail-on-peak-growth=%lld '%s' '%s'", (long long)peak_growth - 1, traces[0],
+			     traces[1]) > 0);
+	out = tlm(args, &code, &err);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(err, "tlm diff: peak allocated of device 0 (device) grew by"));
+	assert_non_null(strstr(err, "keep_loss"));
+	assert_non_null(strstr(out, "gate: peak allocated +"));
+	free(out);
+	free(err);
+	free(args);
+
 	/* usage and input errors */
 	free(tlm("diff --fail-on-growth 12X a b", &code, NULL));
+	assert_int_equal(code, 64);
+	free(tlm("diff --fail-on-peak-growth a b", &code, NULL));
 	assert_int_equal(code, 64);
 	free(tlm("diff onlyone", &code, NULL));
 	assert_int_equal(code, 64);
