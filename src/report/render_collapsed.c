@@ -104,7 +104,8 @@ int tlm_report_collapsed(struct tlm_report *r, FILE *f, int metric, char *err, s
 		return -1;
 	for (size_t i = 0; i < r->ndevices; i++) {
 		struct tlm_report_segmap *s = &m[i];
-		qsort(s->seg, s->n, sizeof *s->seg, by_stack);
+		if (s->n) /* a device that never reserved anything has no map */
+			qsort(s->seg, s->n, sizeof *s->seg, by_stack);
 		for (size_t k = 0; k < s->n;) {
 			uint64_t bytes = 0;
 			size_t j = k;

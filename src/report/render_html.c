@@ -295,7 +295,7 @@ static uint64_t nice_max(uint64_t v)
 	static const double steps[] = {1, 2, 2.5, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 1024};
 	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
 		if (steps[i] * 4 >= x)
-			return (uint64_t)(steps[i] * 4 * (double)unit);
+			return tlm__clamp_u64(steps[i] * 4 * (double)unit); /* near 2^64: UINT64_MAX */
 	return v;
 }
 
@@ -749,7 +749,7 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 			bytes_cell(f, s[i].bytes);
 			fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", s[i].count);
 			if (k == LEAK)
-				fprintf(f, "<td class=\"num\">+%s/s</td>", human(h, sizeof h, (uint64_t)s[i].rate));
+				fprintf(f, "<td class=\"num\">+%s/s</td>", human(h, sizeof h, tlm__clamp_u64(s[i].rate)));
 			fprintf(f, "<td class=\"num\">%s</td><td class=\"num\">%s</td>", tlm__secs(a, sizeof a, s[i].first_ns),
 				tlm__secs(b, sizeof b, s[i].last_ns));
 		}

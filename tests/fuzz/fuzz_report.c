@@ -2,9 +2,12 @@
 /*
  * fuzz_report.c - libFuzzer harness of the whole `tlm report` pipeline:
  * tlm_report_build (streaming analysis: replay, accounting, sites, leaks,
- * churn, OOM verdicts) then the text, summary and JSON renderings, written to
- * /dev/null. Like fuzz_reader, each input is tried as it is and with its
- * checksums recomputed, so mutations reach the analysis.
+ * peaks, churn, OOM verdicts) then the text, summary and JSON renderings,
+ * written to /dev/null, and the exports: Chrome trace events, folded stacks
+ * (live, and at the peak: a second pass over the input) and the HTML page
+ * (its segment map is a second pass too), which must stay inert: its only
+ * <script is its own. Like fuzz_reader, each input is tried as it is and with
+ * its checksums recomputed, so mutations reach the analysis.
  *
  * Stacks are symbolized by a stand-in resolver that returns hostile names
  * (quotes, backslashes, control bytes, invalid UTF-8, very long names): the
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "fuzz_input.h"
+#include "report/export.h"
 #include "report/report.h"
 
 static char long_name[3000];
@@ -27,6 +31,7 @@ static size_t hostile(void *ctx, uint64_t ip, struct tlm_frame *out, size_t max)
 	static const char *const fn[] = {
 		"main", "a\"quote", "back\\slash", "ctl\x01\x1f\x7f", "bad utf8 \xff\xfe\xc0\x80", "tab\tnew\nline",
 		"", "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(...)", long_name,
+		"<script>alert(1)</script>", "</title><script src=x>",
 	};
 	size_t n = max < 3 ? max : (size_t)(ip % 3) + 1;
 	for (size_t i = 0; i < n; i++) {
@@ -61,7 +66,24 @@ static void report_all(const uint8_t *data, size_t size)
 	tlm_report_text(r, null);
 	tlm_report_summary(r, null);
 	tlm_report_json(r, null);
+	tlm_report_chrome(r, null);
+	tlm_report_collapsed(r, null, TLM_COLLAPSED_LIVE, err, sizeof err);
+	if (tlm_report_collapsed(r, null, TLM_COLLAPSED_PEAK, err, sizeof err) && (!err[0] || strchr(err, '\n')))
+		__builtin_trap(); /* the second pass failed without a one-line reason */
 	fflush(null);
+	char *html = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&html, &len);
+	if (!f)
+		abort();
+	int rc = tlm_report_html(r, f, err, sizeof err);
+	if (fclose(f))
+		abort();
+	size_t scripts = 0;
+	for (const char *p = html; rc == 0 && (p = strstr(p, "<script")); p++)
+		scripts++;
+	FUZZ_CHECK(rc != 0 || scripts == 1);
+	free(html);
 	tlm_report_free(r);
 }
 
