@@ -6,7 +6,9 @@
  * the outermost frame first, after a root frame naming the device, then the
  * bytes. metric live: the bytes live at the end of the run (the report's
  * live_at_end); metric peak: the bytes live when each (device, kind) first
- * reached its reserved peak (export.h: a second pass over the trace).
+ * reached its reserved peak (export.h: a second pass over the trace);
+ * metric peak-allocated: the report's AT PEAK, what held each (device,
+ * kind)'s allocated peak (tensors by Python line with PyTorch's tap).
  * Frames read "function (file:line)"; ';' and control characters in names
  * are replaced so that a name can never split or end a line.
  */
@@ -88,6 +90,11 @@ static int by_stack(const void *a, const void *b)
 
 int tlm_report_collapsed(struct tlm_report *r, FILE *f, int metric, char *err, size_t errlen)
 {
+	if (metric == TLM_COLLAPSED_PEAK_ALLOCATED) {
+		for (size_t i = 0; i < r->nat_peak; i++)
+			line(f, r, r->at_peak[i].device, r->at_peak[i].kind, r->at_peak[i].stack_id, r->at_peak[i].bytes);
+		return ferror(f) ? -1 : 0;
+	}
 	if (metric == TLM_COLLAPSED_LIVE) {
 		for (size_t i = 0; i < r->nlive; i++) {
 			const struct tlm_report_site *s = &r->live[i];

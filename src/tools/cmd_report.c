@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_report.c - `tlm report [--format text|json|html|chrome|collapsed]
- * [--metric live|peak] [--summary] [-o FILE] TRACE`: streams a trace through
+ * [--metric live|peak|peak-allocated] [--summary] [-o FILE] TRACE`: streams a trace through
  * src/report and prints the full report (text or JSON), the short summary,
  * or an export (src/report/export.h). docs/report.md is the user guide,
  * docs/exports.md describes the exports.
@@ -20,20 +20,23 @@
 #include "report/export.h"
 #include "report/report.h"
 
-#define USAGE                                                                                      \
-	"usage: tlm report [--format text|json|html|chrome|collapsed] [--metric live|peak] [--summary]\n" \
+#define USAGE                                                                     \
+	"usage: tlm report [--format text|json|html|chrome|collapsed]\n"            \
+	"                  [--metric live|peak|peak-allocated] [--summary]\n"       \
 	"                  [--full-stacks] [-o FILE] TRACE\n"
 
 static const char help[] =
 	USAGE
 	"\n"
-	"The memory report of a trace: peaks, live at end, leaks, OOMs, churn.\n"
+	"The memory report of a trace: peaks, what held them, live at end, leaks, OOMs, churn.\n"
 	"\n"
 	"options:\n"
 	"  -f, --format FORMAT   text (default, <= 100 columns), json (schema tlm-report/1),\n"
 	"                        html (one self-contained page), chrome (trace-event JSON\n"
 	"                        for Perfetto), collapsed (folded stacks for flame graphs)\n"
-	"  --metric live|peak    collapsed only: bytes live at the end (default) or at the peak\n"
+	"  --metric live|peak|peak-allocated\n"
+	"                        collapsed only: bytes live at the end (default), at the reserved\n"
+	"                        peak (segments), or what held the allocated peak (AT PEAK)\n"
 	"  --summary             the short end-of-run report (<= 25 lines; text only)\n"
 	"  --full-stacks         under Python frames, also the interpreter's and extensions'\n"
 	"                        native frames (folded by default)\n"
@@ -105,8 +108,8 @@ int tlm_cmd_report(int argc, char **argv)
 		return usage_error("%s", "--summary is text only");
 	if (metric && strcmp(format, "collapsed"))
 		return usage_error("%s", "--metric is for --format collapsed");
-	if (metric && strcmp(metric, "live") && strcmp(metric, "peak"))
-		return usage_error("unknown metric '%s' (live or peak)", metric);
+	if (metric && strcmp(metric, "live") && strcmp(metric, "peak") && strcmp(metric, "peak-allocated"))
+		return usage_error("unknown metric '%s' (live, peak or peak-allocated)", metric);
 
 	char err[256];
 	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
@@ -132,7 +135,10 @@ int tlm_cmd_report(int argc, char **argv)
 	else if (!strcmp(format, "chrome"))
 		rc = tlm_report_chrome(r, f);
 	else if (!strcmp(format, "collapsed"))
-		rc = tlm_report_collapsed(r, f, metric && !strcmp(metric, "peak") ? TLM_COLLAPSED_PEAK : TLM_COLLAPSED_LIVE,
+		rc = tlm_report_collapsed(r, f,
+					  !metric || !strcmp(metric, "live") ? TLM_COLLAPSED_LIVE
+					  : !strcmp(metric, "peak")	    ? TLM_COLLAPSED_PEAK
+									    : TLM_COLLAPSED_PEAK_ALLOCATED,
 					  why, sizeof why);
 	else
 		rc = tlm_report_text(r, f);

@@ -4,7 +4,8 @@
  * tlm_report_build (streaming analysis: replay, accounting, sites, leaks,
  * peaks, churn, OOM verdicts) then the text, summary and JSON renderings,
  * written to /dev/null, and the exports: Chrome trace events, folded stacks
- * (live, and at the peak: a second pass over the input) and the HTML page
+ * (live, at the allocated peak, and at the reserved peak: a second pass over
+ * the input) and the HTML page
  * (its segment map is a second pass too), which must stay inert: its only
  * <script is its own. Like fuzz_reader, each input is tried as it is and with
  * its checksums recomputed, so mutations reach the analysis.
@@ -68,6 +69,7 @@ static void report_all(const uint8_t *data, size_t size)
 	tlm_report_json(r, null);
 	tlm_report_chrome(r, null);
 	tlm_report_collapsed(r, null, TLM_COLLAPSED_LIVE, err, sizeof err);
+	tlm_report_collapsed(r, null, TLM_COLLAPSED_PEAK_ALLOCATED, err, sizeof err);
 	if (tlm_report_collapsed(r, null, TLM_COLLAPSED_PEAK, err, sizeof err) && (!err[0] || strchr(err, '\n')))
 		__builtin_trap(); /* the second pass failed without a one-line reason */
 	fflush(null);

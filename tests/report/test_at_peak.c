@@ -114,6 +114,15 @@ static void test_training_steps(void **state)
 				     "<td class=\"num\" title=\"150 bytes\">150 B</td>"
 				     "<td class=\"num\" title=\"50 bytes\">50 B</td>"));
 	free(html);
+	/* the same as folded stacks: one line per site, the bytes at the peak */
+	char *folded = NULL;
+	f = open_memstream(&folded, &len);
+	assert_int_equal(tlm_report_collapsed(r, f, TLM_COLLAPSED_PEAK_ALLOCATED, err, sizeof err), 0);
+	fclose(f);
+	assert_string_equal(folded, "device 0;fn_402000 (f402000.c:496) 300\n"
+				    "device 0;fn_403000 (f403000.c:592) 200\n"
+				    "device 1;fn_405000 (f405000.c:784) 7000\n");
+	free(folded);
 	tlm_report_free(r);
 	unlink(path);
 	free(path);
