@@ -390,18 +390,6 @@ void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void ku(struct tlm__json *j, const char *k, uint64_t v)
-{
-	tlm__json_key(j, k);
-	tlm__json_u64(j, v);
-}
-
-static void ki(struct tlm__json *j, const char *k, int64_t v)
-{
-	tlm__json_key(j, k);
-	tlm__json_i64(j, v);
-}
-
 /* Re-emits a stack read from a report: the frame fields of report-json.md. */
 static void stack_json(struct tlm__json *j, const struct tlm_jv *stack)
 {
@@ -441,25 +429,25 @@ static void section_json(struct tlm__json *j, const char *key, const struct tlm_
 {
 	tlm__json_key(j, key);
 	tlm__json_obj(j);
-	ku(j, "before_bytes", before);
-	ku(j, "after_bytes", after);
-	ki(j, "delta_bytes", tlm_diff_sub(after, before));
-	ku(j, "before_count", bcount);
-	ku(j, "after_count", acount);
-	ki(j, "delta_count", tlm_diff_sub(acount, bcount));
+	tlm__json_ku(j, "before_bytes", before);
+	tlm__json_ku(j, "after_bytes", after);
+	tlm__json_ki(j, "delta_bytes", tlm_diff_sub(after, before));
+	tlm__json_ku(j, "before_count", bcount);
+	tlm__json_ku(j, "after_count", acount);
+	tlm__json_ki(j, "delta_count", tlm_diff_sub(acount, bcount));
 	tlm__json_key(j, "sites");
 	tlm__json_arr(j);
 	for (size_t i = 0; i < n; i++) {
 		tlm__json_obj(j);
 		tlm__json_key(j, "status");
 		tlm__json_str(j, status_name(r[i].status));
-		ki(j, "device", r[i].device);
-		ku(j, "before_bytes", r[i].before_bytes);
-		ku(j, "before_count", r[i].before_count);
-		ku(j, "after_bytes", r[i].after_bytes);
-		ku(j, "after_count", r[i].after_count);
-		ki(j, "delta_bytes", r[i].delta_bytes);
-		ki(j, "delta_count", r[i].delta_count);
+		tlm__json_ki(j, "device", r[i].device);
+		tlm__json_ku(j, "before_bytes", r[i].before_bytes);
+		tlm__json_ku(j, "before_count", r[i].before_count);
+		tlm__json_ku(j, "after_bytes", r[i].after_bytes);
+		tlm__json_ku(j, "after_count", r[i].after_count);
+		tlm__json_ki(j, "delta_bytes", r[i].delta_bytes);
+		tlm__json_ki(j, "delta_count", r[i].delta_count);
 		stack_json(j, row_stack(&r[i]));
 		tlm__json_obj_end(j);
 	}
@@ -475,7 +463,7 @@ static void change_json(struct tlm__json *j, const char *key, bool hb, uint64_t 
 	hb ? tlm__json_u64(j, b) : tlm__json_null(j);
 	tlm__json_key(j, "after");
 	ha ? tlm__json_u64(j, a) : tlm__json_null(j);
-	ki(j, "delta", tlm_diff_sub(ha ? a : 0, hb ? b : 0));
+	tlm__json_ki(j, "delta", tlm_diff_sub(ha ? a : 0, hb ? b : 0));
 	tlm__json_obj_end(j);
 }
 
@@ -507,7 +495,7 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 		const struct tlm_diff_devrow *r = &d->dev[i];
 		const struct tlm_diff_dev *b = r->before, *a = r->after;
 		tlm__json_obj(&j);
-		ki(&j, "device", r->device);
+		tlm__json_ki(&j, "device", r->device);
 		tlm__json_key(&j, "kind");
 		tlm__json_str(&j, r->kind);
 		tlm__json_key(&j, "status");
@@ -528,7 +516,7 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	tlm__json_arr_end(&j);
 	tlm__json_key(&j, "gate");
 	tlm__json_obj(&j);
-	ki(&j, "leak_growth_bytes", d->leak_growth);
+	tlm__json_ki(&j, "leak_growth_bytes", d->leak_growth);
 	tlm__json_key(&j, "fail_on_growth");
 	d->gate ? tlm__json_u64(&j, d->gate_bytes) : tlm__json_null(&j);
 	tlm__json_key(&j, "failed");
@@ -552,8 +540,8 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	tlm__json_obj_end(&j);
 	tlm__json_key(&j, "integrity_errors");
 	tlm__json_obj(&j);
-	ku(&j, "base", d->base->integrity_errors);
-	ku(&j, "new", d->new_->integrity_errors);
+	tlm__json_ku(&j, "base", d->base->integrity_errors);
+	tlm__json_ku(&j, "new", d->new_->integrity_errors);
 	tlm__json_obj_end(&j);
 	tlm__json_obj_end(&j);
 	fputc('\n', f);

@@ -184,3 +184,15 @@ void tlm__json_null(struct tlm__json *j)
 	value(j);
 	fputs("null", j->f);
 }
+
+void tlm__json_ku(struct tlm__json *j, const char *key, uint64_t v)
+{
+	tlm__json_key(j, key);
+	tlm__json_u64(j, v);
+}
+
+void tlm__json_ki(struct tlm__json *j, const char *key, int64_t v)
+{
+	tlm__json_key(j, key);
+	tlm__json_i64(j, v);
+}

@@ -37,6 +37,9 @@ void tlm__json_i64(struct tlm__json *j, int64_t v);
 void tlm__json_dbl(struct tlm__json *j, double v, int decimals);
 void tlm__json_bool(struct tlm__json *j, bool v);
 void tlm__json_null(struct tlm__json *j);
+/* A key and its integer value. */
+void tlm__json_ku(struct tlm__json *j, const char *key, uint64_t v);
+void tlm__json_ki(struct tlm__json *j, const char *key, int64_t v);
 /* Length of the valid UTF-8 sequence at s (1..4 bytes; 0 when invalid, with
  * *bad = the length of the maximal invalid subpart, to replace by one
  * U+FFFD). s[0] must be >= 0x80. Shared with the HTML and folded outputs. */

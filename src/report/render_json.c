@@ -52,18 +52,6 @@ static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
 	tlm__json_arr_end(j);
 }
 
-static void ku(struct tlm__json *j, const char *k, uint64_t v)
-{
-	tlm__json_key(j, k);
-	tlm__json_u64(j, v);
-}
-
-static void ki(struct tlm__json *j, const char *k, int64_t v)
-{
-	tlm__json_key(j, k);
-	tlm__json_i64(j, v);
-}
-
 static void kd(struct tlm__json *j, const char *k, double v, int decimals)
 {
 	tlm__json_key(j, k);
@@ -74,7 +62,7 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 {
 	tlm__json_key(j, "process");
 	tlm__json_obj(j);
-	ku(j, "pid", r->pid);
+	tlm__json_ku(j, "pid", r->pid);
 	tlm__json_key(j, "command");
 	tlm__json_arr(j);
 	for (uint32_t i = 0; i < r->argc; i++)
@@ -91,21 +79,21 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 		tlm__json_null(j);
 	tlm__json_key(j, "truncation");
 	tlm__json_str(j, r->truncation);
-	ku(j, "lost_events", r->lost_events);
+	tlm__json_ku(j, "lost_events", r->lost_events);
 	tlm__json_obj_end(j);
 
 	tlm__json_key(j, "run");
 	tlm__json_obj(j);
-	ki(j, "first_event_ns", r->run_first_ns);
-	ki(j, "end_ns", r->run_end_ns);
-	ku(j, "duration_ns", r->have_events ? (uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns : 0);
-	ku(j, "events", r->events);
+	tlm__json_ki(j, "first_event_ns", r->run_first_ns);
+	tlm__json_ki(j, "end_ns", r->run_end_ns);
+	tlm__json_ku(j, "duration_ns", r->have_events ? (uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns : 0);
+	tlm__json_ku(j, "events", r->events);
 	tlm__json_obj_end(j);
 
 	tlm__json_key(j, "coverage");
 	tlm__json_obj(j);
-	ku(j, "interposition", r->events - r->cupti_only);
-	ku(j, "cupti_only", r->cupti_only);
+	tlm__json_ku(j, "interposition", r->events - r->cupti_only);
+	tlm__json_ku(j, "cupti_only", r->cupti_only);
 	tlm__json_key(j, "cupti_only_calls");
 	tlm__json_arr(j);
 	for (unsigned a = 0; a < TLM_API_COUNT; a++) {
@@ -114,7 +102,7 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 		tlm__json_obj(j);
 		tlm__json_key(j, "api");
 		tlm__json_str(j, tlm_api_name(a));
-		ku(j, "count", r->cupti_only_by_api[a]);
+		tlm__json_ku(j, "count", r->cupti_only_by_api[a]);
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
@@ -134,19 +122,19 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 
 static void counters(struct tlm__json *j, const struct tlm_report *r)
 {
-	ku(j, "unmatched_frees", r->unmatched_frees);
-	ku(j, "inconsistencies", r->inconsistencies);
-	ku(j, "failed_allocations", r->failed_allocations);
-	ku(j, "failed_frees", r->failed_frees);
-	ku(j, "ooms_total", r->ooms_total);
-	ku(j, "unknown_events", r->unknown_events);
-	ku(j, "churn_untracked_frees", r->churn_untracked);
-	ku(j, "probe_failures", r->probe_failures);
+	tlm__json_ku(j, "unmatched_frees", r->unmatched_frees);
+	tlm__json_ku(j, "inconsistencies", r->inconsistencies);
+	tlm__json_ku(j, "failed_allocations", r->failed_allocations);
+	tlm__json_ku(j, "failed_frees", r->failed_frees);
+	tlm__json_ku(j, "ooms_total", r->ooms_total);
+	tlm__json_ku(j, "unknown_events", r->unknown_events);
+	tlm__json_ku(j, "churn_untracked_frees", r->churn_untracked);
+	tlm__json_ku(j, "probe_failures", r->probe_failures);
 	tlm__json_key(j, "pool_events");
 	tlm__json_obj(j);
-	ku(j, "create", r->pool_creates);
-	ku(j, "destroy", r->pool_destroys);
-	ku(j, "trim", r->pool_trims);
+	tlm__json_ku(j, "create", r->pool_creates);
+	tlm__json_ku(j, "destroy", r->pool_destroys);
+	tlm__json_ku(j, "trim", r->pool_trims);
 	tlm__json_obj_end(j);
 }
 
@@ -167,25 +155,25 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 	for (size_t i = 0; i < r->ndevices; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
 		tlm__json_obj(j);
-		ki(j, "device", d->device);
+		tlm__json_ki(j, "device", d->device);
 		tlm__json_key(j, "kind");
 		tlm__json_str(j, tlm__mkind_name(d->kind));
-		ku(j, "peak_reserved_bytes", d->peak_reserved);
-		ki(j, "peak_reserved_time_ns", d->peak_reserved_ns);
-		ku(j, "peak_allocated_bytes", d->peak_allocated);
-		ki(j, "peak_allocated_time_ns", d->peak_allocated_ns);
-		ku(j, "reserved_bytes_at_end", d->reserved_at_end);
-		ku(j, "live_bytes_at_end", d->live_bytes_at_end);
-		ku(j, "live_allocations_at_end", d->live_allocs_at_end);
+		tlm__json_ku(j, "peak_reserved_bytes", d->peak_reserved);
+		tlm__json_ki(j, "peak_reserved_time_ns", d->peak_reserved_ns);
+		tlm__json_ku(j, "peak_allocated_bytes", d->peak_allocated);
+		tlm__json_ki(j, "peak_allocated_time_ns", d->peak_allocated_ns);
+		tlm__json_ku(j, "reserved_bytes_at_end", d->reserved_at_end);
+		tlm__json_ku(j, "live_bytes_at_end", d->live_bytes_at_end);
+		tlm__json_ku(j, "live_allocations_at_end", d->live_allocs_at_end);
 		kd(j, "fragmentation_at_peak", d->frag_at_peak, 4);
 		kd_known(j, "external_fragmentation_at_peak", d->ext_known, d->ext_frag_at_peak);
-		ku(j, "allocations", d->allocs);
-		ku(j, "frees", d->frees);
+		tlm__json_ku(j, "allocations", d->allocs);
+		tlm__json_ku(j, "frees", d->frees);
 		tlm__json_key(j, "allocator_reported");
 		if (d->allocator_totals) {
 			tlm__json_obj(j);
-			ku(j, "peak_allocated_bytes", d->allocator_peak_allocated);
-			ku(j, "peak_reserved_bytes", d->allocator_peak_reserved);
+			tlm__json_ku(j, "peak_allocated_bytes", d->allocator_peak_allocated);
+			tlm__json_ku(j, "peak_reserved_bytes", d->allocator_peak_reserved);
 			tlm__json_obj_end(j);
 		} else {
 			tlm__json_null(j);
@@ -204,17 +192,17 @@ static void sites(struct tlm__json *j, struct tlm_report *r, const char *key, co
 	tlm__json_arr(j);
 	for (size_t i = 0; i < n; i++) {
 		tlm__json_obj(j);
-		ki(j, "device", s[i].device);
-		ku(j, "bytes", k == CHURN ? s[i].size : s[i].bytes);
+		tlm__json_ki(j, "device", s[i].device);
+		tlm__json_ku(j, "bytes", k == CHURN ? s[i].size : s[i].bytes);
 		if (k == CHURN)
-			ku(j, "total_bytes", s[i].bytes);
-		ku(j, "count", s[i].count);
+			tlm__json_ku(j, "total_bytes", s[i].bytes);
+		tlm__json_ku(j, "count", s[i].count);
 		if (k == LEAK)
 			kd(j, "growth_bytes_per_second", s[i].rate, 3);
 		if (k == CHURN)
 			kd(j, "per_second", s[i].rate, 3);
-		ki(j, "first_ns", s[i].first_ns);
-		ki(j, "last_ns", s[i].last_ns);
+		tlm__json_ki(j, "first_ns", s[i].first_ns);
+		tlm__json_ki(j, "last_ns", s[i].last_ns);
 		frames(j, r, s[i].stack_id);
 		tlm__json_obj_end(j);
 	}
@@ -228,15 +216,15 @@ static void at_peak(struct tlm__json *j, struct tlm_report *r)
 	for (size_t i = 0; i < r->nat_peak; i++) {
 		const struct tlm_report_peak_site *s = &r->at_peak[i];
 		tlm__json_obj(j);
-		ki(j, "device", s->device);
+		tlm__json_ki(j, "device", s->device);
 		tlm__json_key(j, "kind");
 		tlm__json_str(j, tlm__mkind_name(s->kind));
-		ku(j, "bytes", s->bytes);
-		ku(j, "count", s->count);
-		ku(j, "transient_bytes", s->bytes - s->persistent_bytes);
-		ku(j, "transient_count", s->count - s->persistent_count);
-		ku(j, "persistent_bytes", s->persistent_bytes);
-		ku(j, "persistent_count", s->persistent_count);
+		tlm__json_ku(j, "bytes", s->bytes);
+		tlm__json_ku(j, "count", s->count);
+		tlm__json_ku(j, "transient_bytes", s->bytes - s->persistent_bytes);
+		tlm__json_ku(j, "transient_count", s->count - s->persistent_count);
+		tlm__json_ku(j, "persistent_bytes", s->persistent_bytes);
+		tlm__json_ku(j, "persistent_count", s->persistent_count);
 		frames(j, r, s->stack_id);
 		tlm__json_obj_end(j);
 	}
@@ -250,23 +238,23 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 	for (size_t i = 0; i < r->nooms; i++) {
 		const struct tlm_report_oom *o = &r->ooms[i];
 		tlm__json_obj(j);
-		ki(j, "device", o->device);
+		tlm__json_ki(j, "device", o->device);
 		tlm__json_key(j, "kind");
 		tlm__json_str(j, tlm__mkind_name(o->kind));
-		ki(j, "time_ns", o->time_ns);
-		ku(j, "requested_bytes", o->requested);
-		ku(j, "reserved_free_bytes", o->reserved_free);
-		ku(j, "largest_free_bytes", o->largest_free);
-		ku(j, "device_free_bytes", o->device_free);
-		ku(j, "reserved_bytes", o->reserved);
-		ku(j, "allocated_bytes", o->allocated);
+		tlm__json_ki(j, "time_ns", o->time_ns);
+		tlm__json_ku(j, "requested_bytes", o->requested);
+		tlm__json_ku(j, "reserved_free_bytes", o->reserved_free);
+		tlm__json_ku(j, "largest_free_bytes", o->largest_free);
+		tlm__json_ku(j, "device_free_bytes", o->device_free);
+		tlm__json_ku(j, "reserved_bytes", o->reserved);
+		tlm__json_ku(j, "allocated_bytes", o->allocated);
 		kd(j, "fragmentation", o->frag, 4);
 		kd_known(j, "external_fragmentation", o->ext_known, o->ext_frag);
 		tlm__json_key(j, "verdict");
 		tlm__json_str(j, tlm__verdict_name(o->verdict));
 		tlm__json_key(j, "source");
 		tlm__json_str(j, o->allocator ? "allocator" : "driver");
-		ku(j, "driver_failures", o->driver_failures);
+		tlm__json_ku(j, "driver_failures", o->driver_failures);
 		frames(j, r, o->stack_id);
 		tlm__json_obj_end(j);
 	}
@@ -296,7 +284,7 @@ int tlm_report_json(struct tlm_report *r, FILE *f)
 	tlm__json_arr(&j);
 	for (size_t i = 0; i < r->nerrors; i++) {
 		tlm__json_obj(&j);
-		ku(&j, "offset", r->errors[i].offset);
+		tlm__json_ku(&j, "offset", r->errors[i].offset);
 		tlm__json_key(&j, "what");
 		tlm__json_str(&j, r->errors[i].what);
 		tlm__json_obj_end(&j);
