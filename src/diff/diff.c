@@ -169,14 +169,20 @@ static int64_t peak_growth(const struct tlm_diff_devrow *r)
 	return tlm_diff_sub(r->after ? r->after->peak_allocated : 0, r->before ? r->before->peak_allocated : 0);
 }
 
+/* The peak gate's rule for one device: it grew by more than the limit. */
+static bool peak_over(const struct tlm_diff *d, const struct tlm_diff_devrow *r)
+{
+	int64_t grew = peak_growth(r);
+	return d->peak_gate && grew > 0 && (uint64_t)grew > d->peak_gate_bytes;
+}
+
 void tlm_diff_peak_gate(struct tlm_diff *d, uint64_t bytes)
 {
 	d->peak_gate = true;
 	d->peak_gate_bytes = bytes;
 	d->peak_failed = false;
 	for (size_t i = 0; i < d->ndev; i++)
-		if (peak_growth(&d->dev[i]) > 0 && (uint64_t)peak_growth(&d->dev[i]) > bytes)
-			d->peak_failed = true;
+		d->peak_failed |= peak_over(d, &d->dev[i]);
 }
 
 static const char *status_name(int s)
@@ -218,7 +224,9 @@ static const struct tlm_jv *row_stack(const struct tlm_diff_row *r)
 	return r->after ? r->after->stack : r->before->stack;
 }
 
-static void stack_lines(FILE *f, const struct tlm_jv *stack)
+/* The first max frames of a stack; tables also say how many more there are,
+ * the gate's messages stay short. */
+static void stack_lines(FILE *f, const struct tlm_jv *stack, size_t max, bool say_more)
 {
 	size_t n = tlm_jv_len(stack);
 	if (!n) {
@@ -226,14 +234,14 @@ static void stack_lines(FILE *f, const struct tlm_jv *stack)
 		return;
 	}
 	char buf[512];
-	for (size_t i = 0; i < n && i < TEXT_FRAMES; i++) {
+	for (size_t i = 0; i < n && i < max; i++) {
 		struct tlm_frame fr;
 		frame_of(tlm_jv_at(stack, i), &fr);
 		tlm__frame_text(buf, sizeof buf, &fr);
 		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
 	}
-	if (n > TEXT_FRAMES)
-		tlm__line(f, "        ... %zu more frames", n - TEXT_FRAMES);
+	if (say_more && n > max)
+		tlm__line(f, "        ... %zu more frames", n - max);
 }
 
 static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r, size_t n, uint64_t before,
@@ -271,7 +279,7 @@ static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r,
 			  r[i].device, r[i].before ? tlm__human(bb, sizeof bb, r[i].before_bytes) : "-",
 			  r[i].before_count, r[i].after ? tlm__human(ab, sizeof ab, r[i].after_bytes) : "-",
 			  r[i].after_count, signed_human(db, sizeof db, r[i].delta_bytes), dc);
-		stack_lines(f, row_stack(&r[i]));
+		stack_lines(f, row_stack(&r[i]), TEXT_FRAMES, true);
 	}
 }
 
@@ -352,17 +360,7 @@ static void grown_rows(FILE *f, const struct tlm_diff_row *rows, size_t n, int d
 			continue;
 		tlm__line(f, "  %s on device %d (%s site, %" PRIu64 " -> %" PRIu64 " B):", signed_human(g, sizeof g, r->delta_bytes),
 			  r->device, status_name(r->status), r->before_bytes, r->after_bytes);
-		const struct tlm_jv *st = row_stack(r);
-		size_t ns = tlm_jv_len(st);
-		if (!ns)
-			tlm__line(f, "        (no stack recorded)");
-		for (size_t k = 0; k < ns && k < GATE_FRAMES; k++) {
-			char buf[512];
-			struct tlm_frame fr;
-			frame_of(tlm_jv_at(st, k), &fr);
-			tlm__frame_text(buf, sizeof buf, &fr);
-			tlm__line(f, "        %s %s", k ? "from" : "at  ", buf);
-		}
+		stack_lines(f, row_stack(r), GATE_FRAMES, false);
 	}
 }
 
@@ -378,9 +376,9 @@ void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
 		return;
 	for (size_t i = 0; i < d->ndev; i++) {
 		const struct tlm_diff_devrow *r = &d->dev[i];
-		int64_t grew = peak_growth(r);
-		if (grew <= 0 || (uint64_t)grew <= d->peak_gate_bytes)
+		if (!peak_over(d, r))
 			continue;
+		int64_t grew = peak_growth(r);
 		fprintf(f, "tlm diff: peak allocated of device %d (%s) grew by %" PRId64 " B (%s), more than "
 			   "--fail-on-peak-growth %" PRIu64 "\n",
 			r->device, r->kind, grew, signed_human(g, sizeof g, grew), d->peak_gate_bytes);
@@ -534,7 +532,7 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	tlm__json_key(&j, "grown_peak_devices"); /* indexes into "devices" */
 	tlm__json_arr(&j);
 	for (size_t i = 0; i < d->ndev; i++)
-		if (d->peak_gate && peak_growth(&d->dev[i]) > 0 && (uint64_t)peak_growth(&d->dev[i]) > d->peak_gate_bytes)
+		if (peak_over(d, &d->dev[i]))
 			tlm__json_u64(&j, i);
 	tlm__json_arr_end(&j);
 	tlm__json_obj_end(&j);
