@@ -267,6 +267,14 @@ void tlm__replay_mark_end(struct tlm__replay *rp, uint64_t t);
 int tlm__replay_finish(struct tlm__replay *rp);
 
 /* sites.c: groups the live map into (device, stack) sites. */
+/* Whether a live entry is counted at its (device, kind)'s allocated layer:
+ * its blocks where a tap reports them, else its driver allocations. */
+static inline bool tlm__acct_counts(const struct tlm__acct *a, const struct tlm__live *e)
+{
+	return a->has_blocks ? e->ns == TLM__NS_BLOCK : e->ns != TLM__NS_BLOCK;
+}
+/* Adds one allocation to a site group: bytes, count, first and last time. */
+void tlm__site_add(struct tlm_report_site *g, const struct tlm__live *e);
 int tlm__sites_group_live(const struct tlm__live_map *m, const struct tlm__accts *accts,
 			  struct tlm_report_site **out, size_t *n);
 

@@ -342,12 +342,7 @@ static void gc_add(struct tlm__replay *rp, const struct tlm__live *e)
 		*g = (struct tlm_report_site){.device = e->device, .stack_id = e->stack_id,
 					      .first_ns = (int64_t)e->time_ns, .last_ns = (int64_t)e->time_ns};
 	}
-	g->bytes += e->size;
-	g->count++;
-	if ((int64_t)e->time_ns < g->first_ns)
-		g->first_ns = (int64_t)e->time_ns;
-	if ((int64_t)e->time_ns > g->last_ns)
-		g->last_ns = (int64_t)e->time_ns;
+	tlm__site_add(g, e);
 }
 
 static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
@@ -457,8 +452,7 @@ static void snapshot(struct tlm__replay *rp)
 		if (e->ns == TLM__NS_EMPTY || e->mkind == 0xff)
 			continue;
 		struct tlm__acct *a = tlm__acct_get(&rp->accts, e->device, e->mkind);
-		if (a && a->ps && (a->has_blocks ? e->ns == TLM__NS_BLOCK : e->ns != TLM__NS_BLOCK) &&
-		    a->peak_allocated && e->time_ns <= a->peak_allocated_t)
+		if (a && a->ps && tlm__acct_counts(a, e) && a->peak_allocated && e->time_ns <= a->peak_allocated_t)
 			tlm__psites_persist(a->ps, e->stack_id, e->size);
 	}
 }

@@ -85,11 +85,20 @@ static bool counted(const struct tlm__live *e, const struct tlm__accts *accts)
 {
 	if (e->mkind == 0xff)
 		return false;
-	bool blocks = false;
 	for (size_t i = 0; i < accts->n; i++)
 		if (accts->a[i].device == e->device && accts->a[i].mkind == e->mkind)
-			blocks = accts->a[i].has_blocks;
-	return blocks ? e->ns == TLM__NS_BLOCK : e->ns != TLM__NS_BLOCK;
+			return tlm__acct_counts(&accts->a[i], e);
+	return e->ns != TLM__NS_BLOCK; /* no accounting yet: the driver layer */
+}
+
+void tlm__site_add(struct tlm_report_site *g, const struct tlm__live *e)
+{
+	g->bytes += e->size;
+	g->count++;
+	if ((int64_t)e->time_ns < g->first_ns)
+		g->first_ns = (int64_t)e->time_ns;
+	if ((int64_t)e->time_ns > g->last_ns)
+		g->last_ns = (int64_t)e->time_ns;
 }
 
 int tlm__sites_group_live(const struct tlm__live_map *m, const struct tlm__accts *accts,
@@ -120,12 +129,7 @@ int tlm__sites_group_live(const struct tlm__live_map *m, const struct tlm__accts
 			g->stack_id = e->stack_id;
 			g->first_ns = g->last_ns = (int64_t)e->time_ns;
 		}
-		g->bytes += e->size;
-		g->count++;
-		if ((int64_t)e->time_ns < g->first_ns)
-			g->first_ns = (int64_t)e->time_ns;
-		if ((int64_t)e->time_ns > g->last_ns)
-			g->last_ns = (int64_t)e->time_ns;
+		tlm__site_add(g, e);
 	}
 	free(v);
 	*out = s;
