@@ -16,3 +16,5 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# the real PyTorch CUDA wheel, in a venv outside the tree (tests/torch, docs/simulate.md)
+sh "$(dirname "$0")/torch-venv.sh"
