@@ -6,7 +6,7 @@
 # costs one `import torch`.
 #
 #   TLM_TORCH_VENV   where (default /root/.cache/tlm/torch-venv)
-#   TLM_TORCH_SPEC   what to install (default: torch, the newest release)
+#   TLM_TORCH_SPEC   what to install (default: "torch numpy", the newest releases)
 #   TLM_TORCH=off    do nothing (the real-PyTorch tests then skip)
 #
 # Measured on a fresh 2-core VM (torch 2.15.0 + CUDA 13.2 wheels): 57 s,
@@ -16,9 +16,9 @@
 set -u
 [ "${TLM_TORCH:-on}" = off ] && exit 0
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
-spec=${TLM_TORCH_SPEC:-torch}
+spec=${TLM_TORCH_SPEC:-torch numpy}
 py=${TLM_TORCH_PYTHON:-python3}
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import torch, numpy' >/dev/null 2>&1; then
 	exit 0
 fi
 command -v "$py" >/dev/null 2>&1 || { echo "tlm: torch venv: no $py: real-PyTorch tests will be skipped"; exit 0; }

@@ -180,6 +180,10 @@ void tlm_simulate_child(void)
 	snprintf(n, sizeof n, "%d", ndev);
 	setenv("TLM_SIM_DEVICES", n, 1);
 	setenv("TLM_SIM_MEMORY", sizes, 1);
+	/* NVIDIA's CUPTI does not run on the simulated driver (it recurses
+	 * through export tables the simulator does not serve), and every call
+	 * is interposed anyway: keep it off unless the user asked for it */
+	setenv("TLM_CUPTI", "off", 0);
 	const char *prev = getenv("LD_PRELOAD");
 	size_t l = (prev ? strlen(prev) : 0) + strlen(driver) + strlen(blas) + 3;
 	char *pre = malloc(l);
