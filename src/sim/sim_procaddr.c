@@ -10,6 +10,7 @@
  * (sim_exports.h). A name in the history that the simulator does not
  * implement is CUDA_ERROR_NOT_FOUND, as a driver lacking it would answer.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,8 +116,13 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 	}
 	if (!fn)
 		fn = sim_lookup_abi(best->abi);
-	if (!fn)
+	if (!fn) {
+		const char *e = getenv("TLM_SIM_LOG_UNKNOWN");
+		if (e && e[0] == '1')
+			fprintf(stderr, "tlm-sim: cuGetProcAddress(%s, %d) -> %s%s: not modelled\n", symbol,
+				cudaVersion, best->abi, ptds && pt ? pt : "");
 		return CUDA_ERROR_NOT_FOUND; /* status: SYMBOL_NOT_FOUND, not implemented here */
+	}
 	*pfn = fn;
 	if (status)
 		*status = CU_GET_PROC_ADDRESS_SUCCESS;
