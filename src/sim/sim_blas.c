@@ -5,11 +5,12 @@
  *
  * Contract: preloaded (after libtlm.so) into a program running on the
  * simulated driver, it defines the GEMM-family entry points PyTorch calls
- * (cublas*gemm*, *gemv*, *dot*, cublasLtMatmul). Each returns
- * CUBLAS_STATUS_SUCCESS and does nothing: no kernel runs on the simulated
+ * (cublas*gemm*, *gemv*, *dot*, cublasLtMatmul), and cublasLt's algorithm
+ * search, which has nothing to search on a device without kernels. Each
+ * returns CUBLAS_STATUS_SUCCESS and does nothing: no kernel runs on the simulated
  * device, so only memory behaviour matters, and these calls allocate
  * nothing (their workspace is one the caller passed in). Everything else
- * (cublasCreate, cublasSetWorkspace, descriptors, heuristics) stays the real
+ * (cublasCreate, cublasSetWorkspace, descriptors) stays the real
  * library's, so the handles and workspaces it allocates stay exactly what
  * they are. Why answer at all: the real GEMM reaches the driver through a
  * private export table nobody has described (../docs/simulated-device.md).
@@ -63,3 +64,30 @@ TLM_SIMBLAS_ANSWER(cublasDotEx)
 
 /* cuBLASLt (libcublasLt.so.13): the matmul itself */
 TLM_SIMBLAS_ANSWER(cublasLtMatmul)
+
+/* cublasLtMatmulAlgoGetHeuristic: one result, an all-zero algorithm that
+ * needs no workspace (the caller's own workspace, allocated before this call
+ * and whatever the answer, is what memory sees). The real one asks the
+ * device for kernels the simulated device does not have. */
+struct tlm_simblas_heuristic {  /* cublasLtMatmulHeuristicResult_t */
+	unsigned long long algo[8]; /* cublasLtMatmulAlgo_t */
+	unsigned long workspace_size;
+	int state;                  /* cublasStatus_t */
+	float waves_count;
+	int reserved[4];
+};
+
+__attribute__((visibility("default"))) int cublasLtMatmulAlgoGetHeuristic(
+	void *handle, void *op, void *a, void *b, void *c, void *d, void *pref, int requested,
+	struct tlm_simblas_heuristic *results, int *returned);
+int cublasLtMatmulAlgoGetHeuristic(void *handle, void *op, void *a, void *b, void *c, void *d,
+				   void *pref, int requested, struct tlm_simblas_heuristic *results,
+				   int *returned)
+{
+	(void)handle, (void)op, (void)a, (void)b, (void)c, (void)d, (void)pref;
+	if (requested < 1 || !results || !returned)
+		return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+	*results = (struct tlm_simblas_heuristic){.waves_count = 1.0f};
+	*returned = 1;
+	return 0;
+}

@@ -169,7 +169,8 @@ int tlm_simulate_prepare(void)
 	fputs(" (no GPU is used; see docs/simulate.md)\n"
 	      "tlm:   every allocation decision is the real allocator's; no kernel runs and GEMMs do no math,\n"
 	      "tlm:   so values read back from the device are not computed ones and code whose shapes or\n"
-	      "tlm:   branches depend on tensor values may take other paths than on a GPU\n",
+	      "tlm:   branches depend on tensor values may take other paths than on a GPU; cuDNN does not\n"
+	      "tlm:   run (Conv2d, BatchNorm fail; attention uses PyTorch's flash/efficient kernels)\n",
 	      stderr);
 	return 0;
 }
@@ -184,6 +185,10 @@ void tlm_simulate_child(void)
 	 * through export tables the simulator does not serve), and every call
 	 * is interposed anyway: keep it off unless the user asked for it */
 	setenv("TLM_CUPTI", "off", 0);
+	/* cuDNN cannot start on the simulated driver (docs/simulate.md): make
+	 * PyTorch's scaled_dot_product_attention try its own flash and
+	 * memory-efficient kernels before cuDNN's, as it does on GPUs before sm90 */
+	setenv("TORCH_CUDNN_SDPA_DEPRIORITIZED", "1", 0);
 	const char *prev = getenv("LD_PRELOAD");
 	size_t l = (prev ? strlen(prev) : 0) + strlen(driver) + strlen(blas) + 3;
 	char *pre = malloc(l);

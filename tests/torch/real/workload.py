@@ -52,7 +52,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--devices", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--history")
     ap.add_argument("--no-oom", action="store_true")
     a = ap.parse_args()
@@ -61,22 +61,27 @@ def main():
     gc.disable()  # the cycle is freed by the explicit gc.collect() below only
     losses = []
     ooms = []
-    for d in range(a.devices):
-        dev = torch.device("cuda", d)
+    devs = [torch.device("cuda", d) for d in range(a.devices)]
+    runs = []
+    for dev in devs:
         torch.cuda.set_device(dev)
-        model, opt = gpt.make(dev)
-        idx, targets = gpt.batch(dev)
-        for _ in range(a.steps):
-            loss = gpt.step(model, opt, idx, targets)
-            losses.append(loss)  # tlm-test: leak
+        runs.append(gpt.make(dev) + gpt.batch(dev))
+    for _ in range(a.steps):  # the devices take turns, so each one's leak grows all run long
+        for dev, (model, opt, idx, targets) in zip(devs, runs):
+            torch.cuda.set_device(dev)
+            losses.append(gpt.step(model, opt, idx, targets))  # tlm-test: leak
+    for dev in devs:
+        torch.cuda.set_device(dev)
         Holder(dev)
-        gc.collect()
+    gc.collect()
+    torch.cuda.empty_cache()
+    if not a.no_oom:
+        del runs, model, opt, idx, targets
         torch.cuda.empty_cache()
-        if not a.no_oom:
-            del model, opt, idx, targets, loss
-            torch.cuda.empty_cache()
+        for dev in devs:
+            torch.cuda.set_device(dev)
             ooms += fragment_and_oom(dev)
-            torch.cuda.empty_cache()
+        torch.cuda.empty_cache()
     out = {"devices": [], "ooms": ooms, "backend": torch.cuda.get_allocator_backend()}
     for d in range(a.devices):
         s = torch.cuda.memory_stats(d)
