@@ -75,8 +75,13 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 	if (!symbol || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pfn = NULL;
-	if (cudaVersion > sim_driver_version())
+	if (cudaVersion > sim_driver_version()) {
+		const char *e = getenv("TLM_SIM_LOG_UNKNOWN");
+		if (e && e[0] == '1')
+			fprintf(stderr, "tlm-sim: cuGetProcAddress(%s, %d): newer than driver %d\n", symbol,
+				cudaVersion, sim_driver_version());
 		return CUDA_ERROR_INVALID_VALUE; /* newer than this driver, as documented */
+	}
 	if (flags == CU_GET_PROC_ADDRESS_DEFAULT)
 		ptds = default_is_ptds();
 	else if (flags == CU_GET_PROC_ADDRESS_LEGACY_STREAM)

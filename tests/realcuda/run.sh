@@ -63,6 +63,19 @@ record() {
 	python3 "$src/check.py" "$work/dump" "$work/truth" "$prog" || exit 1
 }
 
+wheels=${TLM_WHEEL_CACHE:-${HOME:-/root}/.cache/tlm/wheels}
+wheel_lib() { # STEM SUBDIR LIB: the newest unpacked wheel's library directory
+	found=
+	for d in "$wheels/$1"-[0-9]*; do
+		[ -f "$d/$2/$3" ] && found=$d/$2
+	done
+	if [ -z "$found" ]; then
+		echo "SKIP $t: no $3 wheel in $wheels (tools/fetch-cuda-wheels.sh): that runtime not tested" >&2
+		exit 77
+	fi
+	echo "$found"
+}
+
 case $t in
 allocs-static)
 	build "$work/allocs" "$src/allocs.cu"
@@ -75,6 +88,38 @@ allocs-shared)
 cublas)
 	build "$work/cublas" "$src/cublas.cu" -lcublas
 	record "$work/cublas"
+	;;
+wheel-13)
+	# the newest 13.x runtime in place of the toolkit's, same binary
+	wl=$(wheel_lib nvidia_cuda_runtime nvidia/cu13/lib libcudart.so.13) || exit 77
+	build "$work/allocs" "$src/allocs.cu" -cudart shared
+	ldpath=$wl:$TLM_TEST_SIMDIR
+	record "$work/allocs"
+	grep "tlm-sim" "$work/err" && { echo "FAIL $t: the simulator did not know this runtime"; exit 1; }
+	echo "runtime: $wl"
+	;;
+wheel-12)
+	# a 12.x runtime: the program links libcudart.so.12 from the wheel
+	wl=$(wheel_lib nvidia_cuda_runtime_cu12 nvidia/cuda_runtime/lib libcudart.so.12) || exit 77
+	build "$work/allocs" "$src/allocs.cu" -cudart none -L"$wl" -l:libcudart.so.12
+	ldpath=$wl:$TLM_TEST_SIMDIR
+	record "$work/allocs"
+	grep "tlm-sim" "$work/err" && { echo "FAIL $t: the simulator did not know this runtime"; exit 1; }
+	echo "runtime: $wl"
+	;;
+unknown-version)
+	# a runtime the simulator was not checked with: exactly one line naming
+	# its version, and the program still runs (here 13.0, declared unknown)
+	build "$work/allocs" "$src/allocs.cu"
+	record "$work/allocs" TLM_SIM_KNOWN_RUNTIMES=12090
+	n=$(grep -c "tlm-sim" "$work/err")
+	want="tlm-sim: CUDA runtime 13.0 is not one this simulated driver was checked with (12.9, 13.0, 13.5): its private interface may differ and it may fail"
+	if [ "$n" -ne 1 ] || [ "$(grep tlm-sim "$work/err")" != "$want" ]; then
+		echo "FAIL $t: expected one line naming 13.0, got $n:"
+		cat "$work/err"
+		exit 1
+	fi
+	echo "PASS $t: one line: $want"
 	;;
 *)
 	echo "run.sh: unknown test '$t'" >&2
