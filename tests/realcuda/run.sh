@@ -107,6 +107,27 @@ wheel-12)
 	grep "tlm-sim" "$work/err" && { echo "FAIL $t: the simulator did not know this runtime"; exit 1; }
 	echo "runtime: $wl"
 	;;
+cupti)
+	# The toolkit's real libcupti.so.13 on the simulated driver. It needs
+	# export tables nobody has described (2c8e0ad8-..., then fc58ac1a-...;
+	# docs/simulated-device.md), so it cannot attach: tlm must say so once
+	# and record everything by interposition, unharmed.
+	cupti=
+	for c in "$lib/libcupti.so.13" "$cuda/extras/CUPTI/lib64/libcupti.so.13" "$cuda/lib/libcupti.so.13"; do
+		[ -f "$c" ] && { cupti=$c; break; }
+	done
+	[ -n "$cupti" ] || { echo "SKIP $t: no libcupti.so.13 in $cuda: real CUPTI not tested"; exit 77; }
+	build "$work/allocs" "$src/allocs.cu"
+	record "$work/allocs" TLM_CUPTI=on TLM_CUPTI_LIBRARY="$cupti"
+	grep -q "^P cupti unusable$" "$work/dump" &&
+		grep -q "^P cupti.detail cuptiSubscribe failed: CUPTI_ERROR_UNKNOWN$" "$work/dump" || {
+		echo "FAIL $t: CUPTI's outcome:"
+		grep "^P" "$work/dump"
+		exit 1
+	}
+	[ "$(grep -c "CUPTI" "$work/err")" -eq 1 ] || { echo "FAIL $t: not one CUPTI line:"; cat "$work/err"; exit 1; }
+	echo "PASS $t: real CUPTI ($cupti) does not attach to the simulator; recorded as unusable, said once"
+	;;
 unknown-version)
 	# a runtime the simulator was not checked with: exactly one line naming
 	# its version, and the program still runs (here 13.0, declared unknown)
