@@ -60,8 +60,9 @@ record() {
 		exit 1
 	fi
 	"$TLM_TEST_DUMP" "$work/trace" >"$work/dump" || { echo "FAIL $t: trace unreadable"; exit 1; }
-	python3 "$src/check.py" "$work/dump" "$work/truth" "$prog" || exit 1
+	python3 "$src/check.py" "$work/dump" "$work/truth" "$prog" $checkargs || exit 1
 }
+checkargs=
 
 wheels=${TLM_WHEEL_CACHE:-${HOME:-/root}/.cache/tlm/wheels}
 wheel_lib() { # STEM SUBDIR LIB: the newest unpacked wheel's library directory
@@ -106,6 +107,37 @@ wheel-12)
 	record "$work/allocs"
 	grep "tlm-sim" "$work/err" && { echo "FAIL $t: the simulator did not know this runtime"; exit 1; }
 	echo "runtime: $wl"
+	;;
+olddriver)
+	# A driver that does not export cuCtxGetDevice, cuMemGetInfo_v2,
+	# cuDriverGetVersion, cuPointerGetAttribute by name: libtlm.so must find
+	# them through cuGetProcAddress, record everything right, and look each
+	# name up by dlsym at most once (not once per event).
+	build "$work/allocs" "$src/allocs.cu" -cudart shared
+	ldpath=$lib:$TLM_TEST_OLDDRIVER
+	nm -D --defined-only "$TLM_TEST_OLDDRIVER/libcuda.so.1" | grep -q " cuCtxGetDevice$" &&
+		{ echo "FAIL $t: the old driver exports cuCtxGetDevice"; exit 1; }
+	record "$work/allocs" LD_DEBUG=symbols LD_DEBUG_OUTPUT="$work/ld"
+	n=$(cat "$work"/ld.* | grep -c "symbol=cuCtxGetDevice;  lookup in file=$TLM_TEST_OLDDRIVER/libcuda.so.1")
+	rm -f "$work"/ld.*
+	# (two threads may race to the first lookup: at most 2, never one per event)
+	if [ "$n" -gt 2 ]; then
+		echo "FAIL $t: cuCtxGetDevice looked up in the driver $n times"
+		exit 1
+	fi
+	echo "PASS $t: names missing from the driver by name looked up $n time(s), devices right through cuGetProcAddress"
+	# cuMemGetInfo missing both ways (the runtime does not need it here):
+	# each of the program's 8 failed allocations wants the free memory; the
+	# failed lookup is made once, not once per event
+	record "$work/allocs" LD_DEBUG=symbols LD_DEBUG_OUTPUT="$work/ld" TLM_SIM_HIDE=cuMemGetInfo
+	n=$(cat "$work"/ld.* | grep -c "symbol=cuMemGetInfo_v2;  lookup in file=$TLM_TEST_OLDDRIVER/libcuda.so.1")
+	rm -f "$work"/ld.*
+	failed=$(grep -c "^E 1 0 [a-zA-Z_0-9]* 0 1099511627776 2 " "$work/dump")
+	if [ "$n" -gt 2 ] || [ "$failed" -ne 8 ]; then
+		echo "FAIL $t: cuMemGetInfo_v2 (absent) looked up $n times; $failed failed allocations recorded (want 8)"
+		exit 1
+	fi
+	echo "PASS $t: a name the driver lacks entirely looked up $n time(s) for $failed failed allocations"
 	;;
 cupti)
 	# The toolkit's real libcupti.so.13 on the simulated driver. It needs
