@@ -166,6 +166,7 @@ struct sim_device {
 	uint64_t total_pages, used_pages; /* physical memory, in SIM_PAGE units */
 	struct sim_vaspace va;            /* cuMemAlloc / pool block addresses */
 	struct CUmemPoolHandle_st *default_pool;
+	struct CUmemPoolHandle_st *current_pool; /* cuDeviceSetMemPool; default at first */
 };
 
 extern int sim_ndev;
