@@ -6,11 +6,13 @@
 #
 #   allocs-static   allocs.cu, nvcc's default static cudart
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
+#   allocs-ptds     allocs.cu, static, --default-stream per-thread
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
 #   wheel-13 / wheel-12   allocs-shared against the newest 13.x / a 12.x
 #                   runtime from its pip wheel (tools/fetch-cuda-wheels.sh)
-#   unknown-version the simulator told to report a driver older than the runtime
+#   unknown-version a runtime version the simulator was not checked with
+#   olddriver       a libcuda.so.1 that does not export the names libtlm.so dlsyms
 #
 # Needs: CUDA_HOME (default /usr/local/cuda) with bin/nvcc; otherwise exits 77
 # (meson: skipped) with one line saying what was not tested. Env from meson:
@@ -85,6 +87,12 @@ allocs-static)
 allocs-shared)
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	record "$work/allocs"
+	;;
+allocs-ptds)
+	# --default-stream per-thread: the runtime takes the _ptsz driver flavours
+	build "$work/allocs" "$src/allocs.cu" --default-stream per-thread
+	record "$work/allocs"
+	grep -q "cuMemAllocAsync_ptsz" "$work/dump" || { echo "FAIL $t: no per-thread flavour recorded"; exit 1; }
 	;;
 cublas)
 	build "$work/cublas" "$src/cublas.cu" -lcublas
