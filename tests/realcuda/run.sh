@@ -12,6 +12,7 @@
 #   wheel-13 / wheel-12   allocs-shared against the newest 13.x / a 12.x
 #                   runtime from its pip wheel (tools/fetch-cuda-wheels.sh)
 #   unknown-version a runtime version the simulator was not checked with
+#   double-first    build/src/sim before the toolkit: tlm's runtime double says so
 #   olddriver       a libcuda.so.1 that does not export the names libtlm.so dlsyms
 #
 # Needs: CUDA_HOME (default /usr/local/cuda) with bin/nvcc; otherwise exits 77
@@ -115,6 +116,19 @@ wheel-12)
 	record "$work/allocs"
 	grep "tlm-sim" "$work/err" && { echo "FAIL $t: the simulator did not know this runtime"; exit 1; }
 	echo "runtime: $wl"
+	;;
+double-first)
+	# build/src/sim ahead of the toolkit: the runtime double is loaded, and
+	# must say so in one line rather than fail with a linker error
+	build "$work/allocs" "$src/allocs.cu" -cudart shared
+	LD_LIBRARY_PATH=$TLM_TEST_SIMDIR:$lib timeout 60 "$work/allocs" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ $rc -ne 127 ] || [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -q "^tlm-sim: .*runtime double" "$work/err"; then
+		echo "FAIL $t: exit $rc, stderr:"
+		cat "$work/err"
+		exit 1
+	fi
+	echo "PASS $t: $(cat "$work/err")"
 	;;
 olddriver)
 	# A driver that does not export cuCtxGetDevice, cuMemGetInfo_v2,
