@@ -7,6 +7,7 @@
 #   allocs-static   allocs.cu, nvcc's default static cudart
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
+#   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
 #   wheel-13 / wheel-12   allocs-shared against the newest 13.x / a 12.x
@@ -94,6 +95,15 @@ allocs-ptds)
 	build "$work/allocs" "$src/allocs.cu" --default-stream per-thread
 	record "$work/allocs"
 	grep -q "cuMemAllocAsync_ptsz" "$work/dump" || { echo "FAIL $t: no per-thread flavour recorded"; exit 1; }
+	;;
+driver-api)
+	# the driver API from C, linked with the toolkit's stub libcuda.so
+	out=$work/driver
+	if [ ! -x "$out" ] || [ "$src/driver.c" -nt "$out" ]; then
+		${CC:-cc} -g -O0 -I"$cuda/include" -o "$out" "$src/driver.c" -L"$lib/stubs" -lcuda \
+			>"$work/cc.log" 2>&1 || { echo "FAIL $t: cc failed:"; cat "$work/cc.log"; exit 1; }
+	fi
+	record "$out"
 	;;
 cublas)
 	build "$work/cublas" "$src/cublas.cu" -lcublas
