@@ -92,10 +92,14 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 		return CUDA_ERROR_INVALID_VALUE;
 	*pfn = NULL;
 	if (cudaVersion > sim_driver_version()) {
-		const char *e = getenv("TLM_SIM_LOG_UNKNOWN");
-		if (e && e[0] == '1')
-			fprintf(stderr, "tlm-sim: cuGetProcAddress(%s, %d): newer than driver %d\n", symbol,
-				cudaVersion, sim_driver_version());
+		/* A runtime or library built for a newer CUDA: say so once. */
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+				"tlm-sim: %s asked for at CUDA %d.%d, newer than this simulated driver (%d.%d): "
+				"CUDA_ERROR_INVALID_VALUE\n",
+				symbol, cudaVersion / 1000, cudaVersion % 1000 / 10, sim_driver_version() / 1000,
+				sim_driver_version() % 1000 / 10);
 		return CUDA_ERROR_INVALID_VALUE; /* newer than this driver, as documented */
 	}
 	if (flags == CU_GET_PROC_ADDRESS_DEFAULT)
