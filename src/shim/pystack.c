@@ -44,6 +44,7 @@ struct pyoff {
 	int instr_kind;        /* 0: int lasti in bytes, 1: int lasti in code units, 2: instr pointer */
 	bool skip_cstack;      /* owner == 3: C-stack shim frame (3.12-3.13) */
 	uint32_t co_file, co_name, co_lines, co_first, co_code;
+	uint32_t co_flags, shim_flags; /* code flags marking interpreter shims (3.13+); 0: none */
 	int table_kind;        /* 0: co_lnotab, 1: 3.10 co_linetable, 2: 3.11+ location table */
 	uint32_t uni_ascii, uni_compact; /* data offsets of compact ascii / non-ascii strings */
 	uint32_t gc_collecting;/* from interp (tstate+16), or from _PyRuntime when gc_in_runtime */
@@ -52,12 +53,15 @@ struct pyoff {
 };
 
 static const struct pyoff table[] = {
-	{8, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 48, 72, 544, true, 16},
-	{9, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 48, 72, 816, false, 16},
-	{10, 24, -1, 24, 32, 96, 0, 1, false, 104, 112, 120, 40, 0, 1, 48, 72, 816, false, 16},
-	{11, 56, 8, 48, 32, 56, 69, 2, false, 112, 128, 136, 72, 184, 2, 48, 72, 848, false, 24},
-	{12, 56, 0, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 192, 2, 40, 56, 312, false, 24},
-	{13, 72, -1, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 200, 2, 40, 56, 7600, false, 608},
+	{8, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 0, 0, 48, 72, 544, true, 16},
+	{9, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 0, 0, 48, 72, 816, false, 16},
+	{10, 24, -1, 24, 32, 96, 0, 1, false, 104, 112, 120, 40, 0, 0, 0, 1, 48, 72, 816, false, 16},
+	{11, 56, 8, 48, 32, 56, 69, 2, false, 112, 128, 136, 72, 184, 0, 0, 2, 48, 72, 848, false, 24},
+	{12, 56, 0, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 192, 0, 0, 2, 40, 56, 312, false, 24},
+	/* 3.13: co_flags @48 (co_firstlineno - 20, checked in setup_313); CO_NO_MONITORING_EVENTS
+	 * 0x2000000 is set only on the interpreter's own shim code, _Py_InitCleanup: the frame
+	 * CALL_ALLOC_AND_ENTER_INIT pushes between a specialised class call and __init__ */
+	{13, 72, -1, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 200, 48, 0x2000000, 2, 40, 56, 7600, false, 608},
 };
 
 static struct pyoff O;
@@ -125,6 +129,9 @@ static bool setup_313(void)
 #undef DO
 	if (ascii != 40 || O.co_first > 4096 || O.ts_frame > 4096)
 		return false;
+	/* co_flags is not among the debug offsets: it sits five ints before co_firstlineno
+	 * (co_flags, argcount, posonlyargcount, kwonlyargcount, stacksize, firstlineno) */
+	O.co_flags = O.co_first - 20;
 	return true;
 }
 
@@ -427,6 +434,17 @@ static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
 	return line;
 }
 
+/* A frame the interpreter made for itself, not the user's code: the C-stack
+ * entry frame under every C->Python call (3.12-3.13, owner 3) and the __init__
+ * shim of specialised class calls (3.13: its code carries CO_NO_MONITORING_EVENTS).
+ * Showing either would split one allocation line into several sites. */
+static inline bool interp_frame(uint64_t f, uint64_t code)
+{
+	if (O.skip_cstack && rd8(f, O.f_owner) == 3)
+		return true;
+	return O.shim_flags && is_type(code, code_type) && (rd32(code, O.co_flags) & O.shim_flags);
+}
+
 /* The thread's frames into c->fr; returns their count (-1: cache full, reset and retry). */
 static int walk(struct pycache *c, uint64_t ts)
 {
@@ -435,10 +453,8 @@ static int walk(struct pycache *c, uint64_t ts)
 		f = ptr_ok(f) ? rd64(f, (uint32_t)O.cframe_cur) : 0;
 	int n = 0;
 	for (int hop = 0; hop < 256 && ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hop++, f = rd64(f, O.f_back)) {
-		if (O.skip_cstack && rd8(f, O.f_owner) == 3)
-			continue;
 		uint64_t code = rd64(f, O.f_code);
-		if (!is_type(code, code_type))
+		if (interp_frame(f, code) || !is_type(code, code_type))
 			continue;
 		uint32_t ci = code_lookup(c, code);
 		if (ci == UINT32_MAX)
@@ -466,9 +482,9 @@ static bool validate(uint64_t ts)
 	if (O.cframe_cur >= 0)
 		f = ptr_ok(f) ? rd64(f, (uint32_t)O.cframe_cur) : 0;
 	for (int hop = 0; hop < 8 && ptr_ok(f); hop++, f = rd64(f, O.f_back)) {
-		if (O.skip_cstack && rd8(f, O.f_owner) == 3)
-			continue;
 		uint64_t code = rd64(f, O.f_code);
+		if (interp_frame(f, code))
+			continue;
 		int v;
 		if (is_type(code, code_type) && is_type(rd64(code, O.co_file), unicode_type) &&
 		    is_type(rd64(code, O.co_name), unicode_type) && is_type(rd64(code, O.co_lines), bytes_type))
