@@ -61,7 +61,7 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 		return;
 	}
 	fputs("<table class=\"memory\">", f);
-	th(f, "#dev|kind|#peak reserved|#at|#peak allocated|#at|#live at end|#allocs|#frag|#ext");
+	th(f, "#dev|kind|#peak allocated|#at|#reserved then|#frag|#peak reserved|#at|#ext|#live at end|#allocs");
 	fputs("<tbody>\n", f);
 	char t[32];
 	for (size_t i = 0; i < r->ndevices; i++) {
@@ -69,21 +69,23 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 		fputs("<tr class=\"device\">", f);
 		dev_cell(f, d->device);
 		fprintf(f, "<td>%s</td>", tlm__mkind_name(d->kind));
-		bytes_cell(f, d->peak_reserved);
-		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		bytes_cell(f, d->peak_allocated);
 		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_allocated_ns));
-		bytes_cell(f, d->live_bytes_at_end);
-		fprintf(f, "<td class=\"num\">%" PRIu64 "</td><td class=\"num\">%.2f</td>", d->live_allocs_at_end,
-			d->frag_at_peak);
+		bytes_cell(f, d->reserved_at_peak_allocated);
+		fprintf(f, "<td class=\"num\">%.2f</td>", d->frag_at_peak);
+		bytes_cell(f, d->peak_reserved);
+		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		if (d->ext_known)
 			fprintf(f, "<td class=\"num\">%.2f</td>", d->ext_frag_at_peak);
 		else
 			fputs("<td class=\"num\" title=\"blocks unknown: no allocator tap\">-</td>", f);
+		bytes_cell(f, d->live_bytes_at_end);
+		fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", d->live_allocs_at_end);
 		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n<p class=\"muted\">frag = 1 - allocated/reserved at the reserved peak; ext = 1 - "
-	      "largest free gap / free inside reserved memory (- : blocks unknown without an allocator tap).</p>\n",
+	fputs("</tbody></table>\n<p class=\"muted\">frag = 1 - peak allocated / reserved then (both at the allocated "
+	      "peak); ext = 1 - largest free gap / free inside reserved memory at the reserved peak (- : blocks "
+	      "unknown without an allocator tap).</p>\n",
 	      f);
 }
 

@@ -167,6 +167,9 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 		tlm__json_ku(j, "live_allocations_at_end", d->live_allocs_at_end);
 		kd(j, "fragmentation_at_peak", d->frag_at_peak, 4);
 		kd_known(j, "external_fragmentation_at_peak", d->ext_known, d->ext_frag_at_peak);
+		tlm__json_ku(j, "reserved_at_peak_allocated_bytes", d->reserved_at_peak_allocated);
+		tlm__json_ku(j, "allocated_at_peak_reserved_bytes", d->allocated_at_peak_reserved);
+		kd(j, "fragmentation_at_reserved_peak", d->frag_at_reserved_peak, 4);
 		tlm__json_ku(j, "allocations", d->allocs);
 		tlm__json_ku(j, "frees", d->frees);
 		tlm__json_key(j, "allocator_reported");

@@ -46,10 +46,12 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 			snprintf(dev, sizeof dev, "host");
 		else
 			snprintf(dev, sizeof dev, "dev %d", d->device);
-		tlm__line(f, "%s %s: peak %s at %s (allocated %s), frag %.2f, live at end %s in %" PRIu64, dev,
-			  tlm__mkind_name(d->kind), tlm__human(a, sizeof a, d->peak_reserved),
-			  tlm__secs(c, sizeof c, d->peak_reserved_ns), tlm__human(b, sizeof b, d->peak_allocated),
-			  d->frag_at_peak, tlm__human(e, sizeof e, d->live_bytes_at_end), d->live_allocs_at_end);
+		/* frag = 1 - the two figures before it: both taken at the allocated peak */
+		tlm__line(f, "%s %s: peak %s of %s reserved at %s, frag %.2f, live at end %s in %" PRIu64, dev,
+			  tlm__mkind_name(d->kind), tlm__human(b, sizeof b, d->peak_allocated),
+			  tlm__human(a, sizeof a, d->reserved_at_peak_allocated),
+			  tlm__secs(c, sizeof c, d->peak_allocated_ns), d->frag_at_peak,
+			  tlm__human(e, sizeof e, d->live_bytes_at_end), d->live_allocs_at_end);
 	}
 	if (r->ndevices > SUM_DEVICES)
 		tlm__line(f, "... %zu more devices", r->ndevices - SUM_DEVICES);

@@ -88,11 +88,11 @@ static void memory(FILE *f, const struct tlm_report *r)
 		tlm__line(f, "  no memory was allocated");
 		return;
 	}
-	tlm__line(f, "%4s  %-11s %13s %9s %14s %9s %11s %7s %5s %5s", "dev", "kind", "peak reserved", "at",
-		  "peak allocated", "at", "live at end", "allocs", "frag", "ext");
+	tlm__line(f, "%3s %-11s %14s %9s %13s %5s %13s %5s %11s %7s", "dev", "kind", "peak allocated", "at",
+		  "reserved then", "frag", "peak reserved", "ext", "live at end", "allocs");
 	for (size_t i = 0; i < r->ndevices; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
-		char pr[32], prt[32], pa[32], pat[32], live[32], dev[16], ext[16];
+		char pr[32], rt[32], pa[32], pat[32], live[32], dev[16], ext[16];
 		if (d->device < 0)
 			snprintf(dev, sizeof dev, "host");
 		else
@@ -101,17 +101,22 @@ static void memory(FILE *f, const struct tlm_report *r)
 			snprintf(ext, sizeof ext, "%.2f", d->ext_frag_at_peak);
 		else
 			snprintf(ext, sizeof ext, "-");
-		tlm__line(f, "%4s  %-11s %13s %9s %14s %9s %11s %7" PRIu64 " %5.2f %5s", dev, tlm__mkind_name(d->kind),
-			  tlm__human(pr, sizeof pr, d->peak_reserved), tlm__secs(prt, sizeof prt, d->peak_reserved_ns),
+		tlm__line(f, "%3s %-11s %14s %9s %13s %5.2f %13s %5s %11s %7" PRIu64, dev, tlm__mkind_name(d->kind),
 			  tlm__human(pa, sizeof pa, d->peak_allocated), tlm__secs(pat, sizeof pat, d->peak_allocated_ns),
-			  tlm__human(live, sizeof live, d->live_bytes_at_end), d->live_allocs_at_end, d->frag_at_peak,
-			  ext);
+			  tlm__human(rt, sizeof rt, d->reserved_at_peak_allocated), d->frag_at_peak,
+			  tlm__human(pr, sizeof pr, d->peak_reserved), ext,
+			  tlm__human(live, sizeof live, d->live_bytes_at_end), d->live_allocs_at_end);
 	}
-	tlm__line(f, "  frag = 1 - allocated/reserved at the reserved peak; ext = 1 - largest free gap / free");
-	tlm__line(f, "  inside reserved memory ('-': blocks unknown without an allocator tap)");
+	tlm__line(f, "  frag = 1 - peak allocated / reserved then (at the allocated peak); ext = 1 - largest free");
+	tlm__line(f, "  gap / free inside reserved memory at the reserved peak ('-': no allocator tap)");
 	for (size_t i = 0; i < r->ndevices; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
-		char a[32], b[32];
+		char a[32], b[32], c[32];
+		if (d->peak_reserved != d->reserved_at_peak_allocated || d->allocated_at_peak_reserved != d->peak_allocated)
+			tlm__line(f, "  dev %d %s: at the reserved peak (%s) %s reserved, %s allocated: frag %.2f", d->device,
+				  tlm__mkind_name(d->kind), tlm__secs(c, sizeof c, d->peak_reserved_ns),
+				  tlm__human(a, sizeof a, d->peak_reserved),
+				  tlm__human(b, sizeof b, d->allocated_at_peak_reserved), d->frag_at_reserved_peak);
 		if (d->allocator_totals)
 			tlm__line(f, "  dev %d: PyTorch's allocator reported peaks of %s allocated, %s reserved", d->device,
 				  tlm__human(a, sizeof a, d->allocator_peak_allocated),

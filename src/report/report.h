@@ -57,9 +57,14 @@ struct tlm_report_device {
 	uint64_t reserved_at_end;
 	uint64_t live_bytes_at_end;      /* allocator layer (driver layer without a tap) */
 	uint64_t live_allocs_at_end;
-	double frag_at_peak;             /* 1 - allocated/reserved at the reserved peak */
+	/* At the allocated peak (peak_allocated_ns): 1 - peak_allocated / reserved_at_peak_allocated. */
+	double frag_at_peak;
+	uint64_t reserved_at_peak_allocated; /* reserved bytes when allocated first reached its peak */
+	/* At the reserved peak (peak_reserved_ns, once its blocks were placed): */
+	uint64_t allocated_at_peak_reserved;
+	double frag_at_reserved_peak;    /* 1 - allocated_at_peak_reserved / peak_reserved */
 	bool ext_known;                  /* blocks inside reserved memory are known (allocator tap) */
-	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved; valid if ext_known */
+	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved, at the reserved peak; if ext_known */
 	uint64_t allocs, frees;          /* successful driver-layer operations */
 	uint64_t peak_reserved_event;    /* ordinal (1-based) of the event that first reached the peak */
 	bool allocator_totals;           /* an allocator tap reported its own totals here */
