@@ -198,12 +198,12 @@ void tlm__html_head(FILE *f, struct tlm_report *r)
 	fputs("</code></p>\n<p class=\"meta\"><b>run</b> ", f);
 	char a[32], b[32];
 	if (r->have_events)
-		fprintf(f, "%s .. %s (%.3f s), %" PRIu64 " events, ", tlm__secs(a, sizeof a, r->run_first_ns),
-			tlm__secs(b, sizeof b, r->run_end_ns),
-			(double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9, r->events);
+		fprintf(f, "ended at %s, first event at %s, %" PRIu64 " events, ", tlm__secs(b, sizeof b, r->run_end_ns),
+			tlm__secs(a, sizeof a, r->run_first_ns), r->events);
 	else
 		fputs("no events, ", f);
 	fprintf(f, "exit %s, lost events %" PRIu64 "</p>\n", tlm__exit_name(r->exit), r->lost_events);
+	fputs("<p class=\"meta\"><b>times</b> " TLM__TIME_ORIGIN "</p>\n", f);
 	if (r->exit == TLM_REPORT_SIGNAL) {
 		const char *abbr = sigabbrev_np(r->signo);
 		fprintf(f, "<p class=\"note\">The process died of signal %d%s%s; the report covers what was recorded.</p>\n",

@@ -33,6 +33,9 @@ bool tlm__cupti_status(char *buf, size_t n, const char *state, const char *detai
 /* Keeps the value of a PROP record "cupti" or "cupti.detail" (clipped to the
  * buffer); other keys are left alone. */
 void tlm__cupti_prop(const struct tlm_rec_prop *p, char *state, size_t ns, char *detail, size_t nd);
+/* The one time origin of every time a report prints: said once per output
+ * (the text and HTML head, the summary's first line). */
+#define TLM__TIME_ORIGIN "seconds since the trace start (libtlm.so loaded in the process)"
 /* Seconds since the trace start: "12.345s". */
 char *tlm__secs(char *buf, size_t n, int64_t ns);
 /* Basename of a path (the path itself when it has no '/'). */

@@ -284,7 +284,7 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 		   "None (no site freed and reallocated one size at least 10 times).");
 	oom_table(f, r);
 	other(f, r);
-	fprintf(f, "<p class=\"muted\">tlm %s. Times are seconds since the trace started.</p>\n", TLM_VERSION);
+	fprintf(f, "<p class=\"muted\">tlm %s.</p>\n", TLM_VERSION);
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", script);
 	tlm_report_segmaps_free(m, r->ndevices);
 	if (ferror(f)) {

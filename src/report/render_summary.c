@@ -26,9 +26,11 @@ static void where(char *buf, size_t n, struct tlm_report *r, uint32_t stack_id)
 int tlm_report_summary(struct tlm_report *r, FILE *f)
 {
 	char a[32], b[32], c[32], e[32];
-	tlm__line(f, "tlm: pid %" PRIu32 ", %.3f s, exit %s, %" PRIu64 " events, lost events %" PRIu64, r->pid,
-		  r->have_events ? (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9 : 0.0,
-		  tlm__exit_name(r->exit), r->events, r->lost_events);
+	/* the run's end on the clock every later time uses (the trace start), not
+	 * the span of its events: a peak "at" is never later than this */
+	tlm__line(f, "tlm: pid %" PRIu32 ", %.3f s since the trace start, exit %s, %" PRIu64 " events, lost events %" PRIu64,
+		  r->pid, r->run_end_ns > 0 ? (double)r->run_end_ns / 1e9 : 0.0, tlm__exit_name(r->exit), r->events,
+		  r->lost_events);
 	tlm__exit_note(f, r);
 	char cs[700];
 	if (tlm__cupti_status(cs, sizeof cs, r->cupti_state, NULL)) /* the detail is in the full report */

@@ -54,10 +54,10 @@ static void head(FILE *f, const struct tlm_report *r)
 	char a[32], b[32], d[32];
 	tlm__line(f, "tlm report: %s", r->path);
 	tlm__line(f, "process:    pid %" PRIu32 ": %s", r->pid, cmd);
+	tlm__line(f, "times:      %s", TLM__TIME_ORIGIN);
 	if (r->have_events)
-		tlm__line(f, "run:        %s .. %s (%.3f s), %" PRIu64 " events, exit %s, lost events %" PRIu64,
-			  tlm__secs(a, sizeof a, r->run_first_ns), tlm__secs(b, sizeof b, r->run_end_ns),
-			  (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9, r->events,
+		tlm__line(f, "run:        ended at %s, first event at %s, %" PRIu64 " events, exit %s, lost events %" PRIu64,
+			  tlm__secs(b, sizeof b, r->run_end_ns), tlm__secs(a, sizeof a, r->run_first_ns), r->events,
 			  tlm__exit_name(r->exit), r->lost_events);
 	else
 		tlm__line(f, "run:        no events, exit %s, lost events %" PRIu64, tlm__exit_name(r->exit),
@@ -83,7 +83,7 @@ static void head(FILE *f, const struct tlm_report *r)
 static void memory(FILE *f, const struct tlm_report *r)
 {
 	tlm__line(f, "%s", "");
-	tlm__line(f, "MEMORY per device and kind (times in seconds since the trace start)");
+	tlm__line(f, "MEMORY per device and kind");
 	if (!r->ndevices) {
 		tlm__line(f, "  no memory was allocated");
 		return;
