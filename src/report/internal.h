@@ -289,6 +289,7 @@ struct tlm__frames_ent {
 	struct tlm__key key;      /* a = stack id */
 	struct tlm_frame *f;
 	size_t n;
+	bool cut;                 /* its Python frames were cut at the recorder's limit */
 };
 
 struct tlm__report_priv {

@@ -20,6 +20,10 @@ const char *tlm__verdict_name(int v);
 
 /* "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (one decimal). */
 char *tlm__human(char *buf, size_t n, uint64_t bytes);
+/* Two sizes shown side by side (before -> after): as tlm__human, but when
+ * they differ and would print the same, with more decimals in one unit
+ * (up to 4), else in bytes, so a change is never between equal figures. */
+void tlm__human_pair(char *xb, size_t nx, char *yb, size_t ny, uint64_t x, uint64_t y);
 /* a rate as bytes for tlm__human: negative or NaN -> 0, too large -> UINT64_MAX */
 uint64_t tlm__clamp_u64(double v);
 /* "cuMemAlloc_v2 x2, cuMemFree_v2 x1" for the calls only CUPTI saw */

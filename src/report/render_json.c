@@ -50,6 +50,10 @@ static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
+	if (tlm_report_stack_cut(r, stack_id)) { /* only then: older readers see the same objects */
+		tlm__json_key(j, "python_stack_cut");
+		tlm__json_bool(j, true);
+	}
 }
 
 static void kd(struct tlm__json *j, const char *k, double v, int decimals)

@@ -31,7 +31,10 @@ static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
 		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
 	}
 	if (n > TEXT_FRAMES)
-		tlm__line(f, "        ... %zu more frames", n - TEXT_FRAMES);
+		tlm__line(f, "        ... %zu more frame%s%s", n - TEXT_FRAMES, n - TEXT_FRAMES == 1 ? "" : "s",
+			  tlm_report_stack_cut(r, stack_id) ? " (the Python stack was cut at 64 frames)" : "");
+	else if (tlm_report_stack_cut(r, stack_id))
+		tlm__line(f, "        ... (the Python stack was cut at 64 frames)");
 }
 
 void tlm__exit_note(FILE *f, const struct tlm_report *r)

@@ -191,6 +191,9 @@ size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct t
 /* The frame a user most likely wants: the first one in the program's own
  * code (not libcuda, libtorch, libtlm, ...), else the innermost; NULL if none. */
 const struct tlm_frame *tlm_report_useful_frame(struct tlm_report *r, uint32_t stack_id);
+/* Whether the stack's Python frames were cut at the recorder's limit (64:
+ * the innermost 63 are kept). */
+bool tlm_report_stack_cut(struct tlm_report *r, uint32_t stack_id);
 
 /* Replaces the symbolizer (tests): must fill at least one frame for max >= 1;
  * strings must outlive the report. */

@@ -445,9 +445,12 @@ static inline bool interp_frame(uint64_t f, uint64_t code)
 	return O.shim_flags && is_type(code, code_type) && (rd32(code, O.co_flags) & O.shim_flags);
 }
 
-/* The thread's frames into c->fr; returns their count (-1: cache full, reset and retry). */
-static int walk(struct pycache *c, uint64_t ts)
+/* The thread's frames into c->fr; returns their count (-1: cache full, reset
+ * and retry). *cut: the chain went on past TLM__PY_MAX_FRAMES real frames;
+ * then the count is one less, room for the marker frame. */
+static int walk(struct pycache *c, uint64_t ts, bool *cut)
 {
+	*cut = false;
 	uint64_t f = rd64(ts, O.ts_frame);
 	if (O.cframe_cur >= 0)
 		f = ptr_ok(f) ? rd64(f, (uint32_t)O.cframe_cur) : 0;
@@ -472,6 +475,14 @@ static int walk(struct pycache *c, uint64_t ts)
 		c->fr[n].line = line_of(c, &c->code[ci], off);
 		n++;
 	}
+	if (n == (int)TLM__PY_MAX_FRAMES) /* one more user frame? then it is cut */
+		for (int hop = 0; hop < 256 && ptr_ok(f); hop++, f = rd64(f, O.f_back)) {
+			uint64_t code = rd64(f, O.f_code);
+			if (!interp_frame(f, code) && is_type(code, code_type)) {
+				*cut = true;
+				return n - 1;
+			}
+		}
 	return n;
 }
 
@@ -527,31 +538,34 @@ uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_g
 		reset(c);
 		c->gen_native = native_gen;
 	}
-	int n = walk(c, ts);
+	bool cut;
+	int n = walk(c, ts, &cut);
 	if (n < 0) {
 		reset(c);
-		n = walk(c, ts);
+		n = walk(c, ts, &cut);
 	}
 	if (n <= 0)
 		return 0;
-	/* intern (native sid, (serial, line)...) */
+	/* intern (native sid, (serial, line)...); a cut stack has one key more */
 	uint64_t h = mix(0xcbf29ce484222325ull, native_sid);
 	for (int i = 0; i < n; i++)
 		h = mix(h, (uint64_t)c->code[c->fr[i].ci].serial << 32 | (uint32_t)c->fr[i].line);
+	if (cut)
+		h = mix(h, UINT64_MAX);
 	uint32_t mask = 2 * TLM__PY_STACKS - 1, j = (uint32_t)(h >> 20) & mask;
 	for (; c->ms[j].id; j = (j + 1) & mask) {
 		struct mstack *m = &c->ms[j];
-		if (m->hash != h || m->n != (uint32_t)n + 1 || c->keys[m->off] != native_sid)
+		if (m->hash != h || m->n != (uint32_t)n + 1 + cut || c->keys[m->off] != native_sid)
 			continue;
 		int i = 0;
 		for (; i < n; i++)
 			if (c->keys[m->off + 1 + i] !=
 			    ((uint64_t)c->code[c->fr[i].ci].serial << 32 | (uint32_t)c->fr[i].line))
 				break;
-		if (i == n)
+		if (i == n && (!cut || c->keys[m->off + 1 + n] == UINT64_MAX))
 			return m->id | TLM__PY_ID_BIT;
 	}
-	if (c->next_id >= TLM__PY_STACKS || c->key_used + (uint32_t)n + 1 > KEY_ARENA) {
+	if (c->next_id >= TLM__PY_STACKS || c->key_used + (uint32_t)n + 2 > KEY_ARENA) {
 		reset(c);
 		return tlm__py_get(r, native_sid, native_gen, fresh, def_slots);
 	}
@@ -574,14 +588,23 @@ uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_g
 		bytes += need;
 		nf++;
 	}
+	if (cut && nf == (uint32_t)n && bytes + 8 <= budget) { /* the marker: cut here */
+		int32_t line = TLM__PY_CUT_LINE;
+		memset(c->scratch + bytes, 0, 8);
+		memcpy(c->scratch + bytes, &line, 4);
+		bytes += 8;
+		nf++;
+	}
 	struct mstack *m = &c->ms[j];
 	m->hash = h;
 	m->id = c->next_id++;
-	m->n = (uint32_t)n + 1;
+	m->n = (uint32_t)n + 1 + cut;
 	m->off = c->key_used;
 	c->keys[c->key_used++] = native_sid;
 	for (int i = 0; i < n; i++)
 		c->keys[c->key_used++] = (uint64_t)c->code[c->fr[i].ci].serial << 32 | (uint32_t)c->fr[i].line;
+	if (cut)
+		c->keys[c->key_used++] = UINT64_MAX;
 	c->pend_id = m->id;
 	c->pend_native = native_sid;
 	c->pend_n = nf;

@@ -24,6 +24,10 @@
 #define TLM__PY_ID_BIT 0x80000000u /* slot.stack: a merged (Python) local id */
 #define TLM__PY_STACKS 4096u       /* local merged ids per thread before a reset */
 #define TLM__PY_MAX_FRAMES 64u
+/* A stack deeper than TLM__PY_MAX_FRAMES keeps its innermost 63 frames and
+ * ends with this marker frame (empty file and name, line -1), so the report
+ * can say it was cut. */
+#define TLM__PY_CUT_LINE (-1)
 #define TLM__PY_FILE_MAX 512u
 #define TLM__PY_NAME_MAX 128u
 

@@ -47,6 +47,20 @@ def frames(site):
 for sec in ("live_at_end", "at_peak", "leaks"):
     got = {}
     for s in r[sec]:
+        py = [fr for fr in s["stack"] if fr["kind"] == "python"]
+        if any(fr["line"] == L["DEEP"] for fr in py):
+            # 84 frames (malloc, deep at LINE_DEEP, 80 x LINE_RECURSE, build, <module>):
+            # the innermost 63 kept, the cut said
+            want = [malloc, ("deep", L["DEEP"])] + [("deep", L["RECURSE"])] * 61
+            if [(fr["function"].rsplit(".", 1)[-1], fr["line"]) for fr in py] != want:
+                fails.append("%s: the deep stack: %s" % (sec, [(fr["function"], fr["line"]) for fr in py]))
+            if s.get("python_stack_cut") is not True:
+                fails.append("%s: the deep stack carries no python_stack_cut flag" % sec)
+            if (s["bytes"], s["count"]) != (MiB, 1):
+                fails.append("%s: the deep stack: %d bytes in %d" % (sec, s["bytes"], s["count"]))
+            continue
+        if "python_stack_cut" in s:
+            fails.append("%s: a stack of %d frames flagged as cut" % (sec, len(py)))
         k = frames(s)
         if k in got:
             fails.append("%s: two sites with the same frames %s" % (sec, k))

@@ -2,7 +2,8 @@
 # Classes constructed again and again (tests/python/test_python.sh): from the
 # second call on, CPython 3.13 runs __init__ under a shim frame of its own
 # (CALL_ALLOC_AND_ENTER_INIT); every allocation below must stay one site, at
-# its own line, with all of its calls. The check reads the lines by marker.
+# its own line, with all of its calls; a stack deeper than 64 frames is
+# flagged as cut. The check reads the lines by marker.
 import ctypes
 import os
 
@@ -38,6 +39,12 @@ class Block:
         self.layers = [Layer(1) for _ in range(2)]  # LINE_BLOCK
 
 
+def deep(n):
+    if n:
+        return deep(n - 1)  # LINE_RECURSE
+    return malloc(1 << 20)  # LINE_DEEP
+
+
 def build():
     kept = []
     for _ in range(5):
@@ -46,6 +53,7 @@ def build():
         kept.append(Derived())  # LINE_DERIVED_CALL
     for _ in range(3):
         kept.append(Block())  # LINE_BLOCK_CALL
+    kept.append(deep(80))  # LINE_DEEP_CALL: 84 Python frames, cut at 64
     return kept
 
 
