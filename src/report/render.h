@@ -60,4 +60,33 @@ void tlm__track_name(char *buf, size_t n, int device, int kind);
 /* "func (file.c:12) [module]" for a frame, into buf (cut by tlm__line later). */
 void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr);
 
+/* ---- labels (labels.c): the one rule naming a site in one line ---------- */
+
+#define TLM__LABEL_SEP " <- " /* "called from", in plain text (the HTML uses an arrow) */
+struct tlm__label_frames {
+	size_t n;
+	size_t idx[3];        /* the frames a label shows (indices into the stack's frames) */
+};
+struct tlm__labels {
+	size_t n;
+	char **text;          /* per site */
+	char *buf;
+	struct tlm__label_frames *shown; /* NULL without memory */
+};
+/* Labels for the n sites shown together on one screen (site i: dev[i],
+ * stack[i]): each shows what tells it apart from the others (the first frame
+ * outside the code all of them, or the report's headline sites, share; then
+ * the frames where alike sites differ) and, when the screen holds several
+ * devices, the device. sep joins frames. -1 without memory (*out empty). */
+int tlm__labels_make(struct tlm__labels *out, struct tlm_report *r, const int *dev, const uint32_t *stack,
+		     size_t n, const char *sep);
+int tlm__labels_sites(struct tlm__labels *out, struct tlm_report *r, const struct tlm_report_site *s, size_t n,
+		      const char *sep);
+int tlm__labels_peak(struct tlm__labels *out, struct tlm_report *r, const struct tlm_report_peak_site *s,
+		     size_t n, const char *sep);
+int tlm__labels_ooms(struct tlm__labels *out, struct tlm_report *r); /* all of them, TLM__LABEL_SEP */
+void tlm__labels_free(struct tlm__labels *l);
+/* The label of site i; a placeholder when there is none (out of memory). */
+const char *tlm__label(const struct tlm__labels *l, size_t i);
+
 #endif

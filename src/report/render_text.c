@@ -17,7 +17,17 @@
 #define TEXT_OOMS 10
 #define TEXT_PEAK_SITES 5 /* per device and kind */
 
-static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
+static void more_frames(FILE *f, size_t k, const char *note)
+{
+	if (k)
+		tlm__line(f, "        ... %zu more frame%s%s", k, k == 1 ? "" : "s", note);
+	else if (*note)
+		tlm__line(f, "        ...%s", note);
+}
+
+/* The first TEXT_FRAMES frames, and the frames the site's label shows
+ * (labels.c: what tells it apart) wherever they are, never hidden. */
+static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id, const struct tlm__labels *L, size_t li)
 {
 	const struct tlm_frame *fr;
 	size_t n = tlm_report_frames(r, stack_id, &fr);
@@ -25,16 +35,23 @@ static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
 		tlm__line(f, "        (no stack recorded)");
 		return;
 	}
+	const struct tlm__label_frames *must = L && L->shown && li < L->n ? &L->shown[li] : NULL;
 	char buf[512];
-	for (size_t i = 0; i < n && i < TEXT_FRAMES; i++) {
+	size_t skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool show = i < TEXT_FRAMES;
+		for (size_t k = 0; must && k < must->n && !show; k++)
+			show = must->idx[k] == i;
+		if (!show) {
+			skipped++;
+			continue;
+		}
+		more_frames(f, skipped, "");
+		skipped = 0;
 		tlm__frame_text(buf, sizeof buf, &fr[i]);
 		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
 	}
-	if (n > TEXT_FRAMES)
-		tlm__line(f, "        ... %zu more frame%s%s", n - TEXT_FRAMES, n - TEXT_FRAMES == 1 ? "" : "s",
-			  tlm_report_stack_cut(r, stack_id) ? " (the Python stack was cut at 64 frames)" : "");
-	else if (tlm_report_stack_cut(r, stack_id))
-		tlm__line(f, "        ... (the Python stack was cut at 64 frames)");
+	more_frames(f, skipped, tlm_report_stack_cut(r, stack_id) ? " (the Python stack was cut at 64 frames)" : "");
 }
 
 void tlm__exit_note(FILE *f, const struct tlm_report *r)
@@ -187,13 +204,16 @@ static void at_peak(FILE *f, struct tlm_report *r)
 			  tlm__mkind_name(s[g].kind), tlm__human(a, sizeof a, bytes), tlm__secs(t, sizeof t, when),
 			  tlm__human(b, sizeof b, bytes - persist), tlm__human(c, sizeof c, persist), e - g,
 			  e - g == 1 ? "" : "s");
+		struct tlm__labels L; /* one screen: this (device, kind)'s sites shown */
+		tlm__labels_peak(&L, r, s + g, e - g < TEXT_PEAK_SITES ? e - g : TEXT_PEAK_SITES, TLM__LABEL_SEP);
 		for (size_t i = g; i < e && i < g + TEXT_PEAK_SITES; i++) {
 			uint64_t tb = s[i].bytes - s[i].persistent_bytes, tc = s[i].count - s[i].persistent_count;
 			tlm__line(f, "%4zu. %11s in %" PRIu64 ": %s transient in %" PRIu64 ", %s persistent in %" PRIu64,
 				  i - g + 1, tlm__human(a, sizeof a, s[i].bytes), s[i].count, tlm__human(b, sizeof b, tb), tc,
 				  tlm__human(c, sizeof c, s[i].persistent_bytes), s[i].persistent_count);
-			stack_lines(f, r, s[i].stack_id);
+			stack_lines(f, r, s[i].stack_id, &L, i - g);
 		}
+		tlm__labels_free(&L);
 		if (e - g > TEXT_PEAK_SITES)
 			tlm__line(f, "  ... %zu more (tlm report --format json lists all)", e - g - TEXT_PEAK_SITES);
 	}
@@ -208,10 +228,13 @@ static void live(FILE *f, struct tlm_report *r)
 	tlm__line(f, "%s", "");
 	tlm__line(f, "LIVE AT END: %zu site%s, %s in %" PRIu64 " allocation%s still live when the run ended", r->nlive,
 		  r->nlive == 1 ? "" : "s", tlm__human(h, sizeof h, b), c, c == 1 ? "" : "s");
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->live, r->nlive < TEXT_SITES ? r->nlive : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->nlive && i < TEXT_SITES; i++) {
 		site_head(f, i, &r->live[i], "");
-		stack_lines(f, r, r->live[i].stack_id);
+		stack_lines(f, r, r->live[i].stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->nlive);
 }
 
@@ -227,12 +250,15 @@ static void leaks(FILE *f, struct tlm_report *r)
 	}
 	tlm__line(f, "LEAKS: %zu site%s kept adding memory never freed: %s in %" PRIu64 " allocations", r->nleaks,
 		  r->nleaks == 1 ? "" : "s", tlm__human(h, sizeof h, b), c);
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->leaks, r->nleaks < TEXT_SITES ? r->nleaks : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->nleaks && i < TEXT_SITES; i++) {
 		char rate[48], hr[32];
 		snprintf(rate, sizeof rate, ", +%s/s", tlm__human(hr, sizeof hr, tlm__clamp_u64(r->leaks[i].rate)));
 		site_head(f, i, &r->leaks[i], rate);
-		stack_lines(f, r, r->leaks[i].stack_id);
+		stack_lines(f, r, r->leaks[i].stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->nleaks);
 }
 
@@ -247,10 +273,13 @@ static void gc_freed(FILE *f, struct tlm_report *r)
 	tlm__line(f, "GC-FREED: %zu site%s: %s in %" PRIu64 " allocation%s kept alive by reference cycles until",
 		  r->ngc_freed, r->ngc_freed == 1 ? "" : "s", tlm__human(h, sizeof h, b), c, c == 1 ? "" : "s");
 	tlm__line(f, "  Python's cyclic GC ran; break the cycle, `del` the reference, or hold it with a weakref");
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->gc_freed, r->ngc_freed < TEXT_SITES ? r->ngc_freed : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->ngc_freed && i < TEXT_SITES; i++) {
 		site_head(f, i, &r->gc_freed[i], "");
-		stack_lines(f, r, r->gc_freed[i].stack_id);
+		stack_lines(f, r, r->gc_freed[i].stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->ngc_freed);
 }
 
@@ -278,6 +307,8 @@ static void ooms(FILE *f, struct tlm_report *r)
 		return;
 	}
 	tlm__line(f, "OUT OF MEMORY: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
+	struct tlm__labels L;
+	tlm__labels_ooms(&L, r);
 	for (size_t i = 0; i < r->nooms && i < TEXT_OOMS; i++) {
 		const struct tlm_report_oom *o = &r->ooms[i];
 		char t[32], req[32], df[32], rf[32], lf[32], dev[16];
@@ -294,8 +325,9 @@ static void ooms(FILE *f, struct tlm_report *r)
 			tlm__line(f, "      reported by PyTorch's allocator; %" PRIu64 " failed driver request%s on the way",
 				  o->driver_failures, o->driver_failures == 1 ? "" : "s");
 		verdict_line(f, o);
-		stack_lines(f, r, o->stack_id);
+		stack_lines(f, r, o->stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	if (r->ooms_total > TEXT_OOMS)
 		tlm__line(f, "  ... %" PRIu64 " more", r->ooms_total - (r->nooms < TEXT_OOMS ? r->nooms : TEXT_OOMS));
 }
@@ -309,6 +341,8 @@ static void churn(FILE *f, struct tlm_report *r)
 	}
 	tlm__line(f, "CHURN: %zu site%s allocate and free the same size over and over (reuse candidates)",
 		  r->nchurn, r->nchurn == 1 ? "" : "s");
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->churn, r->nchurn < TEXT_SITES ? r->nchurn : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->nchurn && i < TEXT_SITES; i++) {
 		const struct tlm_report_site *s = &r->churn[i];
 		char dev[16], sz[32];
@@ -318,8 +352,9 @@ static void churn(FILE *f, struct tlm_report *r)
 			snprintf(dev, sizeof dev, "dev %d", s->device);
 		tlm__line(f, "%4zu. %-7s %11s x %" PRIu64 " cycles, %.1f/s", i + 1, dev, tlm__human(sz, sizeof sz, s->size),
 			  s->count, s->rate);
-		stack_lines(f, r, s->stack_id);
+		stack_lines(f, r, s->stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->nchurn);
 }
 
