@@ -17,10 +17,12 @@
  *
  * Per capture: the top frame is read from the thread state, the chain is
  * walked (at most 256 hops, pointers checked for alignment and range, each
- * code object's type checked), and each code object is looked up in a
+ * code object's type checked, the interpreter's own entry and __init__ shim
+ * frames skipped, a stack past 64 frames cut with a marker frame, see
+ * pystack.h), and each code object is looked up in a
  * per-thread cache keyed by its address and validated by its filename,
  * qualname and line-table pointers; the line comes from a per-thread cache
- * keyed by (decoded code, instruction offset). A miss decodes strings (copied)
+ * keyed by (decoded code, instruction offset), decoded by pyline.c. A miss decodes strings (copied)
  * or the line table once. The (native stack, frames) pair is interned to a
  * per-thread id; a new one is sent to the writer as a definition with the
  * strings inline.
@@ -343,84 +345,6 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 	return h;
 }
 
-/* Line of instruction offset off (bytes for kinds 0 and 1, code units for 2). */
-static int32_t decode_line(const struct code_ent *e, int64_t off)
-{
-	const uint8_t *p = (const uint8_t *)(uintptr_t)(e->lines + 32);
-	uint64_t n = rd64(e->lines, 16);
-	if (n > (1u << 24))
-		return 0;
-	const uint8_t *end = p + n;
-	int32_t line = e->first;
-	if (O.table_kind == 0) { /* co_lnotab: (addr incr, signed line incr) pairs */
-		int64_t addr = 0;
-		for (; p + 1 < end; p += 2) {
-			addr += p[0];
-			if (addr > off)
-				break;
-			line += (int8_t)p[1];
-		}
-		return line;
-	}
-	if (O.table_kind == 1) { /* 3.10: (byte length, line delta | -128 = none) */
-		int64_t start, stop = 0;
-		int32_t cur = -1;
-		for (; p + 1 < end; p += 2) {
-			start = stop;
-			stop += p[0];
-			if ((int8_t)p[1] == -128)
-				cur = -1;
-			else
-				cur = (line += (int8_t)p[1]);
-			if (start <= off && off < stop)
-				return cur < 0 ? 0 : cur;
-		}
-		return 0;
-	}
-	/* 3.11+ location table */
-	int64_t addr = 0;
-	while (p < end) {
-		uint8_t b = *p++;
-		if (!(b & 0x80))
-			return 0; /* lost sync */
-		unsigned code = (b >> 3) & 15;
-		int64_t len = (b & 7) + 1;
-		int32_t delta = 0;
-		bool none = false;
-		if (code == 15) {
-			none = true;
-		} else if (code == 14 || code == 13) {
-			uint32_t v = 0, sh = 0;
-			uint8_t x;
-			do {
-				if (p >= end)
-					return 0;
-				x = *p++;
-				v |= (uint32_t)(x & 63) << sh;
-				sh += 6;
-			} while ((x & 64) && sh < 32);
-			delta = (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
-			if (code == 14) /* end line, column, end column */
-				for (int k = 0; k < 3; k++)
-					do {
-						if (p >= end)
-							return 0;
-						x = *p++;
-					} while (x & 64);
-		} else if (code >= 10) {
-			delta = (int32_t)code - 10;
-			p += 2;
-		} else {
-			p += 1;
-		}
-		line += delta;
-		if (addr <= off && off < addr + len)
-			return none ? 0 : line;
-		addr += len;
-	}
-	return 0;
-}
-
 static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
 {
 	if (off < 0 || off > (1 << 28))
@@ -429,7 +353,7 @@ static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
 	struct line_ent *l = &c->line[h];
 	if (l->serial == e->serial && l->off == off)
 		return l->line;
-	int32_t line = decode_line(e, off);
+	int32_t line = tlm__py_decode_line(O.table_kind, e->lines, e->first, off);
 	*l = (struct line_ent){e->serial, (int32_t)off, line};
 	return line;
 }
