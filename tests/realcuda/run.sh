@@ -131,7 +131,9 @@ double-first)
 	# build/src/sim ahead of the toolkit: the runtime double is loaded, and
 	# must say so in one line rather than fail with a linker error
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
-	LD_LIBRARY_PATH=$TLM_TEST_SIMDIR:$lib timeout 60 "$work/allocs" >"$work/out" 2>"$work/err"
+	# (a sanitized build's double needs its sanitizer runtime first)
+	env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$TLM_TEST_SIMDIR:$lib" \
+		timeout 60 "$work/allocs" >"$work/out" 2>"$work/err"
 	rc=$?
 	if [ $rc -ne 127 ] || [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -q "^tlm-sim: .*runtime double" "$work/err"; then
 		echo "FAIL $t: exit $rc, stderr:"
