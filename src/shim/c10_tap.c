@@ -29,6 +29,7 @@
 
 #include "shim/pystack.h"
 #include "shim/ring.h"
+#include "shim/shim.h"
 
 #define C10_CUDA 1 /* c10::DeviceType::CUDA */
 
@@ -157,6 +158,16 @@ static int layout_of(void *real)
 	return 16;
 }
 
+/* The allocator's settings, as torch read them when it set up (it reads the
+ * environment once, before its first block): for `tlm whatif`. */
+static void note_alloc_conf(void)
+{
+	const char *v = getenv("PYTORCH_ALLOC_CONF");
+	if (!v)
+		v = getenv("PYTORCH_CUDA_ALLOC_CONF");
+	tlm__writer_prop("torch.alloc_conf", v ? v : "");
+}
+
 /* Once per form, off the hot path. */
 static void *real_of(enum form f)
 {
@@ -166,6 +177,8 @@ static void *real_of(enum form f)
 	if (atomic_compare_exchange_strong(&resolved[f], &expect, 1)) {
 		void *p = lookup_real(form_name[f]);
 		real_fn[f] = p;
+		if (f <= F_MEM_V1)
+			note_alloc_conf();
 		if ((f == F_MEM_V3 || f == F_OOM_L || f == F_OOM_M) &&
 		    !atomic_load_explicit(&layout, memory_order_acquire))
 			atomic_store_explicit(&layout, layout_of(p ? p : lookup_real(form_name[F_MEM_V3])),

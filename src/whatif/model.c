@@ -328,7 +328,7 @@ static bool should_split(const struct tlm_wi_model *m, const struct wi_block *b,
 
 int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t orig, uint64_t stream, uint64_t *addr, uint64_t *bsize)
 {
-	uint64_t size = tlm_wi_round_size(&m->s, orig);
+	uint64_t size = m->sizes_rounded && orig >= TLM_WI_MIN_BLOCK ? orig : tlm_wi_round_size(&m->s, orig);
 	struct wi_pool *p = size <= TLM_WI_SMALL_SIZE ? &m->small : &m->large;
 	uint64_t alloc_size = tlm_wi_allocation_size(size);
 	*bsize = size;
@@ -392,6 +392,11 @@ uint64_t tlm_wi_model_release(struct tlm_wi_model *m, uint64_t addr)
 	tlm__wi_try_merge(m, b, b->next);
 	tlm__wi_insert_free(m, b);
 	return size;
+}
+
+void tlm_wi_model_sizes_rounded(struct tlm_wi_model *m, bool yes)
+{
+	m->sizes_rounded = yes;
 }
 
 void tlm_wi_model_empty_cache(struct tlm_wi_model *m)

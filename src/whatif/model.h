@@ -61,6 +61,9 @@ void tlm_wi_model_free(struct tlm_wi_model *m);
  * -2: no memory for the model itself. */
 int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t size, uint64_t stream, uint64_t *addr,
 			uint64_t *block_size);
+/* Requests are block sizes already rounded under these settings (a replay
+ * of recorded block sizes): not rounded again. */
+void tlm_wi_model_sizes_rounded(struct tlm_wi_model *m, bool yes);
 /* Frees the block at addr; returns its size, 0 when no block is there. */
 uint64_t tlm_wi_model_release(struct tlm_wi_model *m, uint64_t addr);
 /* torch.cuda.empty_cache() */

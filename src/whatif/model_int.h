@@ -57,6 +57,7 @@ struct tlm_wi_model {
 	struct wi_seg *segs;
 	struct tlm_wi_stats st;
 	bool peak_pending;
+	bool sizes_rounded;           /* requests are recorded block sizes */
 	bool nomem;                   /* the model itself ran out of memory */
 };
 

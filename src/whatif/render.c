@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "whatif/whatif.h"
 
@@ -47,16 +48,20 @@ int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 	for (size_t i = 0; i < r->ndev; i++) {
 		const struct tlm_wi_device *d = &r->dev[i];
 		fprintf(f, "\ndevice %d: %s of memory%s; %" PRIu64 " block requests, %" PRIu64 " frees, %" PRIu64
-			   " OOMs recorded\n", d->device, d->memory_known ? human(a, sizeof a, d->memory) : "unknown amount",
+			   " OOM%s recorded\n", d->device, d->memory_known ? human(a, sizeof a, d->memory) : "unknown amount",
 			d->memory_known ? "" : " (no failed allocation says: OOMs cannot be predicted, use --memory)",
-			d->requests, d->frees, d->recorded_ooms);
+			d->requests, d->frees, d->recorded_ooms, d->recorded_ooms == 1 ? "" : "s");
 		text_check(d, f);
-		fprintf(f, "  %-44s %13s %5s %5s  %-22s %s\n", "setting", "peak reserved", "frag", "OOMs", "first OOM",
+		int w = 8;
+		for (size_t k = 0; k < d->nres; k++)
+			if ((int)strlen(d->res[k].label) > w)
+				w = (int)strlen(d->res[k].label);
+		fprintf(f, "  %-*s %13s %5s %5s  %-22s %s\n", w, "setting", "peak reserved", "frag", "OOMs", "first OOM",
 			"driver allocs/frees");
 		for (size_t k = 0; k < d->nres; k++) {
 			const struct tlm_wi_result *x = &d->res[k];
 			if (!x->valid) {
-				fprintf(f, "  %-44s %s\n", x->label, x->note);
+				fprintf(f, "  %-*s %s\n", w, x->label, x->note);
 				continue;
 			}
 			char oom[48] = "-";
@@ -65,7 +70,7 @@ int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 				snprintf(oom, sizeof oom, s >= 10 ? "%.1fs %s" : "%.3fs %s", s,
 					 human(c, sizeof c, x->oom[0].request));
 			}
-			fprintf(f, "  %-44s %13s %5.2f %5" PRIu64 "  %-22s %" PRIu64 "/%" PRIu64 "%s%s\n", x->label,
+			fprintf(f, "  %-*s %13s %5.2f %5" PRIu64 "  %-22s %" PRIu64 "/%" PRIu64 "%s%s\n", w, x->label,
 				human(b, sizeof b, x->peak_reserved), x->frag_at_peak, x->nooms, oom, x->driver_allocs,
 				x->driver_frees, x->note[0] ? "  " : "", x->note);
 		}

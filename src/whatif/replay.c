@@ -80,8 +80,8 @@ static void note_oom(struct tlm_wi_result *r, const struct wi_op *o, uint64_t re
 }
 
 /* One replay. check: compare with the trace (the recorded settings). */
-static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, uint64_t memory,
-		  struct tlm_wi_result *r, struct tlm_wi_check *check)
+static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, const struct tlm_wi_settings *rec,
+		  uint64_t memory, struct tlm_wi_result *r, struct tlm_wi_check *check)
 {
 	struct wi_sim sim;
 	tlm__wi_sim_init(&sim, memory, d->va_base);
@@ -92,11 +92,19 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, uin
 	}
 	struct tlm_wi_drv drv;
 	tlm__wi_sim_drv(&sim, &drv);
-	struct tlm_wi_model *m = tlm_wi_model_new(set, &drv, memory ? memory : NO_MEMORY_TOTAL);
+	/* the device's size: known, else from an expandable segment's range
+	 * (1 1/8 of it, in pages), else large enough for anything */
+	uint64_t total = memory ? memory : d->reserve_min ? d->reserve_min / 9 * 8 / WI_PAGE * WI_PAGE : NO_MEMORY_TOTAL;
+	struct tlm_wi_model *m = tlm_wi_model_new(set, &drv, total);
 	uint64_t *maddr = calloc(d->nop + 1, sizeof *maddr);
 	int rc = -1;
 	if (!m || !maddr)
 		goto out;
+	/* recorded sizes are block sizes: a block taken whole from the cache can
+	 * be larger than the rounded request and is not a rounding step itself,
+	 * so they are rounded again only under another rounding rule */
+	bool rec_gc = rec->gc_threshold > 0 && rec->fraction > 0;
+	tlm_wi_model_sizes_rounded(m, !memcmp(set->div, rec->div, sizeof rec->div));
 	uint64_t last_peak = 0, foreign_failed = 0;
 	for (size_t i = 0; i < d->nop; i++) {
 		const struct wi_op *o = &d->op[i];
@@ -125,8 +133,10 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, uin
 		case WI_OOM:
 			mr = tlm_wi_model_malloc(m, o->size, 0, &addr, &bs);
 			if (mr == 0) {
+				/* what the program would have done with it is not in the
+				 * trace: it stays allocated to the end (the conservative
+				 * guess: the rest of the run must fit beside it) */
 				r->recorded_ooms_avoided++;
-				tlm_wi_model_release(m, addr); /* the program never held it: what it did next is unknown */
 				if (check)
 					mismatch(check, "block op %llu: the trace ran out of memory for %llu B, the model did not",
 						 (ull)sim.at + 1, (ull)o->size);
@@ -138,6 +148,12 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, uin
 			block = false;
 			if (tlm__wi_sim_take(&sim, o->size, &maddr[i]))
 				foreign_failed++, maddr[i] = UINT64_MAX;
+			break;
+		case WI_EMPTY:
+			/* ambiguous: with garbage collection on, the malloc freed them itself */
+			block = false;
+			if (o->size == 2 || !rec_gc)
+				tlm_wi_model_empty_cache(m);
 			break;
 		case WI_FFREE:
 			block = false;
@@ -335,7 +351,7 @@ static int run_device(const struct wi_trace *t, const struct wi_dev *d, const st
 			snprintf(r->note, sizeof r->note, "backend:cudaMallocAsync is not modelled");
 			continue;
 		}
-		if (replay(d, &s, v->memory, r, i ? NULL : &v->check)) {
+		if (replay(d, &s, rec, v->memory, r, i ? NULL : &v->check)) {
 			snprintf(err, errlen, "out of memory replaying device %d", d->device);
 			return -1;
 		}
@@ -348,8 +364,12 @@ int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_r
 {
 	memset(r, 0, sizeof *r);
 	struct wi_trace t;
-	if (tlm__wi_trace_read(path, &t, err, errlen))
+	if (tlm__wi_trace_read(path, &t, err, errlen)) {
+		char e2[400];
+		snprintf(e2, sizeof e2, "%s", err);
+		snprintf(err, errlen, "%s: %s", path, e2);
 		return -1;
+	}
 	int rc = -1;
 	struct tlm_wi_settings rec;
 	tlm_wi_defaults(&rec);

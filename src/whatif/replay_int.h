@@ -19,6 +19,7 @@ enum wi_op_type {
 	WI_OOM,         /* the allocator failed: size = the rounded request */
 	WI_FALLOC,      /* memory taken from the driver by others (NCCL, cuBLAS, ...) */
 	WI_FFREE,       /* partner = index of its WI_FALLOC */
+	WI_EMPTY,       /* torch.cuda.empty_cache(); size 1: or garbage collection (ambiguous), 2: sure */
 };
 
 struct wi_op {
@@ -47,6 +48,7 @@ struct wi_dev {
 	size_t nev, capev;
 	uint64_t memory;         /* bytes the process could take: 0 = unknown */
 	uint64_t va_base;
+	uint64_t reserve_min;    /* the smallest address range reserved for an expandable segment */
 	bool totals;             /* block events carried the allocator's totals */
 	bool vmm;                /* the allocator used expandable segments */
 	uint64_t nalloc, nfree, nooms;

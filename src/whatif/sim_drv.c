@@ -92,7 +92,9 @@ static uint64_t place(struct wi_sim *s, uint8_t what, uint64_t size)
 		(*next)++;
 	if (*next < s->noracle) {
 		const struct wi_devev *o = &s->oracle[(*next)++];
-		if (o->size == size)
+		/* a reserved range's size follows the device's size, which the trace
+		 * may not tell: the k-th range keeps its place whatever its size */
+		if (o->size == size || what == WI_RESERVE)
 			return o->addr;
 	}
 	return va_find(s, (size + WI_PAGE - 1) / WI_PAGE * WI_PAGE);

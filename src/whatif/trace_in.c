@@ -94,9 +94,10 @@ static struct wi_op *push_op(struct rd *r, struct wi_dev *d)
 
 static struct live *find_live(struct rd *r, size_t dev, uint64_t addr, int kind)
 {
+	/* handles and reserved ranges are unique in the process, whatever the device */
 	for (size_t i = r->nlive; i-- > 0;)
-		if (r->live[i].dev == dev && r->live[i].kind == kind && addr >= r->live[i].start &&
-		    addr < r->live[i].end)
+		if ((kind != TLM_KIND_DEVICE || r->live[i].dev == dev) && r->live[i].kind == kind &&
+		    addr >= r->live[i].start && addr < r->live[i].end)
 			return &r->live[i];
 	return NULL;
 }
@@ -183,10 +184,37 @@ static void driver_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 	if (e->api == TLM_API_cudaMallocAsync || e->api == TLM_API_cudaMallocAsync_ptsz ||
 	    e->api == TLM_API_cuMemAllocAsync || e->api == TLM_API_cuMemAllocAsync_ptsz)
 		r->t->async_allocs = true;
-	size_t di = dev_of(r, e->device);
-	if (di == SIZE_MAX)
+	/* cuMemAddressReserve and cuMemMap name no device: a mapping takes its
+	 * handle's, a range the device of its first mapping (resolved below) */
+	int device = e->device;
+	struct live *res = NULL;
+	if (k == TLM_KIND_VMM_MAPPING || k == TLM_KIND_VMM_RESERVE)
+		res = find_live(r, 0, e->addr, TLM_KIND_VMM_RESERVE);
+	if (k == TLM_KIND_VMM_MAPPING && e->op == TLM_OP_ALLOC) {
+		struct live *h = find_live(r, 0, e->aux, TLM_KIND_VMM_PHYSICAL);
+		if (h)
+			device = r->t->dev[h->dev].device;
+	} else if (res && res->dev != SIZE_MAX) {
+		device = r->t->dev[res->dev].device;
+	} else if (device < 0 && e->op == TLM_OP_FREE) {
+		for (size_t i = r->nlive; i-- > 0;) /* a free takes its allocation's device */
+			if (r->live[i].kind == k && r->live[i].start == e->addr && r->live[i].dev != SIZE_MAX) {
+				device = r->t->dev[r->live[i].dev].device;
+				break;
+			}
+	}
+	bool unresolved = device < 0 && k == TLM_KIND_VMM_RESERVE && e->op == TLM_OP_ALLOC && !e->result;
+	if (device < 0 && !unresolved)
 		return;
-	struct wi_dev *d = &r->t->dev[di];
+	size_t di = unresolved ? SIZE_MAX : dev_of(r, device);
+	if (di == SIZE_MAX && !unresolved)
+		return;
+	struct wi_dev *d = unresolved ? NULL : &r->t->dev[di];
+	if (res && res->dev == SIZE_MAX && d && k == TLM_KIND_VMM_MAPPING && e->op == TLM_OP_ALLOC) {
+		res->dev = di;
+		r->ev[res->idx].dev = di;
+		r->ev[res->idx].nop = d->nop;
+	}
 	if (r->nev == r->capev) {
 		size_t c = r->capev ? r->capev * 2 : 256;
 		struct drv_ev *p = realloc(r->ev, c * sizeof *p);
@@ -199,7 +227,7 @@ static void driver_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 	}
 	size_t idx = r->nev++;
 	struct drv_ev *x = &r->ev[idx];
-	*x = (struct drv_ev){di, 0, d->nop, e->time_ns - t0, e->addr, e->size, 0, (uint8_t)k, e->op, e->result != 0,
+	*x = (struct drv_ev){di, 0, d ? d->nop : 0, e->time_ns - t0, e->addr, e->size, 0, (uint8_t)k, e->op, e->result != 0,
 			     false};
 	/* d->nop counts block ops only until settle() merges the foreign ones in */
 	if (e->op == TLM_OP_ALLOC && e->result) {
@@ -224,7 +252,7 @@ static void driver_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 				r->used[di] += pages(e->size);
 			add_live(r, di, e->addr, e->size, idx, (uint8_t)k);
 		}
-		if (k != TLM_KIND_VMM_PHYSICAL && (!d->va_base || e->addr < d->va_base))
+		if (d && k != TLM_KIND_VMM_PHYSICAL && (!d->va_base || e->addr < d->va_base))
 			d->va_base = e->addr / WI_PAGE * WI_PAGE;
 		return;
 	}
@@ -288,16 +316,40 @@ static int settle(struct rd *r)
 					 : x->kind == TLM_KIND_VMM_RESERVE ? (a ? WI_RESERVE : WI_RESERVE_FREE)
 					 : x->kind == TLM_KIND_VMM_MAPPING ? (a ? WI_MAP : WI_UNMAP) : 0;
 				d->vmm |= x->kind == TLM_KIND_VMM_MAPPING;
+				if (e.what == WI_RESERVE && (!d->reserve_min || e.size < d->reserve_min))
+					d->reserve_min = e.size;
 			} else if (x->kind == TLM_KIND_DEVICE || x->kind == TLM_KIND_VMM_PHYSICAL) {
 				nf++;
 			}
 			if (e.what && tlm__wi_push_ev(&d->ev, &d->nev, &d->capev, &e))
 				return -1;
 		}
-		if (!nf)
+		/* torch.cuda.empty_cache(): segments given back before block op k
+		 * (or at the end) without a failed allocation first: the malloc of
+		 * op k frees cached segments only after one (or, with garbage
+		 * collection, on its own: 1 = ambiguous, the replay decides) */
+		uint8_t *empty = calloc(d->nop + 1, 1);
+		if (!empty)
+			return -1;
+		size_t nempty = 0;
+		for (size_t i = 0; i < d->nev; i++) {
+			const struct wi_devev *e = &d->ev[i];
+			bool fail = e->what == WI_SEG_FAIL || e->what == WI_CREATE_FAIL;
+			bool gives = e->what == WI_SEG_FREE || e->what == WI_UNMAP || e->what == WI_RESERVE_FREE;
+			if (i && d->ev[i - 1].at == e->at)
+				continue; /* only the first call at each position decides */
+			if (fail || !gives || e->at > d->nop)
+				continue;
+			bool alloc = e->at < d->nop && (d->op[e->at].type == WI_ALLOC || d->op[e->at].type == WI_OOM);
+			empty[e->at] = alloc ? 1 : 2;
+			nempty++;
+		}
+		if (!nf && !nempty) {
+			free(empty);
 			continue;
-		/* merge the foreign ops in */
-		size_t n = d->nop + nf;
+		}
+		/* merge the foreign ops and the empty_cache() calls in */
+		size_t n = d->nop + nf + nempty;
 		struct wi_op *op = calloc(n, sizeof *op);
 		uint64_t *newidx = calloc(d->nop + 1, sizeof *newidx);
 		uint64_t *fidx = calloc(r->nev + 1, sizeof *fidx);
@@ -305,6 +357,7 @@ static int settle(struct rd *r)
 			free(op);
 			free(newidx);
 			free(fidx);
+			free(empty);
 			return -1;
 		}
 		size_t j = 0, src = 0;
@@ -313,8 +366,13 @@ static int settle(struct rd *r)
 			if (x && (x->dev != di || x->failed || is_mine(r, x) ||
 				  (x->kind != TLM_KIND_DEVICE && x->kind != TLM_KIND_VMM_PHYSICAL)))
 				continue;
-			uint64_t until = x ? x->nop : d->nop;
-			for (; src < until && src < d->nop; src++) {
+			uint64_t until = x ? x->nop : d->nop + 1;
+			for (; src < until && src <= d->nop; src++) {
+				if (empty[src])
+					op[j++] = (struct wi_op){src < d->nop ? d->op[src].t : 0, 0, empty[src], 0, 0, 0,
+								 WI_EMPTY};
+				if (src == d->nop)
+					continue;
 				newidx[src] = j;
 				op[j] = d->op[src];
 				if (op[j].type == WI_FREE)
@@ -333,6 +391,7 @@ static int settle(struct rd *r)
 		free(d->op);
 		free(newidx);
 		free(fidx);
+		free(empty);
 		d->op = op;
 		d->nop = j;
 		d->capop = n;
