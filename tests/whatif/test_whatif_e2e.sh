@@ -93,6 +93,16 @@ grep -q "=> expandable_segments:True avoids the OOM at 0\.[0-9]* s: peak reserve
 	{ cat "$dir/frag.txt"; echo "FAIL: text recommendation"; exit 1; }
 grep -q "reproduces the trace" "$dir/frag.txt" || { cat "$dir/frag.txt"; echo "FAIL: text check"; exit 1; }
 
+# the report's OOM section and the end-of-run summary name the setting
+for mode in "" --summary; do
+	"$TLM_TEST_TLM" report $mode "$dir/frag_.trace" >"$dir/rep.txt"
+	grep -q "what-if: expandable_segments:True avoids it (peak reserved 42.0 MiB -> 62.0 MiB; tlm whatif)" "$dir/rep.txt" ||
+		{ cat "$dir/rep.txt"; echo "FAIL: report $mode: no what-if line"; exit 1; }
+done
+# no OOM, no line
+"$TLM_TEST_TLM" report "$dir/churn_.trace" >"$dir/rep.txt"
+! grep -q "what-if" "$dir/rep.txt" || { echo "FAIL: what-if line without an OOM"; exit 1; }
+
 # --setting replaces the grid
 "$TLM_TEST_TLM" whatif --setting max_split_size_mb:64 --format json "$dir/frag_.trace" >"$dir/one.json"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); s=j["devices"][0]["settings"]; assert [x["label"] for x in s]==["recorded","max_split_size_mb:64"], s' "$dir/one.json" ||
