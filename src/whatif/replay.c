@@ -134,9 +134,11 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 			mr = tlm_wi_model_malloc(m, o->size, 0, &addr, &bs);
 			if (mr == 0) {
 				/* what the program would have done with it is not in the
-				 * trace: it stays allocated to the end (the conservative
-				 * guess: the rest of the run must fit beside it) */
+				 * trace: it is given back at once (holding it to the end
+				 * would make every later request of a program that caught
+				 * its OOMs pay for blocks it never had) */
 				r->recorded_ooms_avoided++;
+				tlm_wi_model_release(m, addr);
 				if (check)
 					mismatch(check, "block op %llu: the trace ran out of memory for %llu B, the model did not",
 						 (ull)sim.at + 1, (ull)o->size);

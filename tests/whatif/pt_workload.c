@@ -9,11 +9,11 @@
  * c10::reportOutOfMemoryToProfiler (found with dlsym: libtlm.so defines
  * them). Run under libtlm.so, its trace holds what a PyTorch run's holds.
  *
- * usage: pt_workload frag|churn   (device 1; TLM_SIM_MEMORY sets its size)
+ * usage: pt_workload frag|churn [N]   (device 1; TLM_SIM_MEMORY sets its size)
  *  frag:  small tensors, a 40 MiB block cached then split by a 12 MiB one, a
  *         30 MiB request (OOM with the defaults, not with max_split_size_mb:32
  *         or expandable segments), then a training-like tail.
- *  churn: 4000 requests of mixed sizes with random lifetimes (LCG).
+ *  churn: N (4000) requests of mixed sizes with random lifetimes (LCG).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -159,6 +159,7 @@ static void frag(void)
 	tfree(a);
 	uint64_t b = tmalloc(12 * MiB);
 	uint64_t c = tmalloc(30 * MiB); /* the OOM of the defaults */
+	tfree(c); /* used at once (a replay gives back a block the recorded run never had at once) */
 	for (int i = 0; i < 20; i += 2)
 		tfree(small[i]);
 	tfree(b);
@@ -172,19 +173,18 @@ static void frag(void)
 		for (int i = 6; i-- > 0;)
 			tfree(act[i]);
 	}
-	tfree(c);
 	for (int i = 1; i < 20; i += 2)
 		tfree(small[i]);
 }
 
-static void churn(void)
+static void churn(int n)
 {
 	static const uint64_t sizes[] = {512, 4 * KiB, 100 * KiB, 700 * KiB, MiB, 1536 * KiB, 3 * MiB,
 					 6 * MiB + 4 * KiB, 12 * MiB, 24 * MiB + 512};
 	enum { LIVE = 48 };
 	uint64_t live[LIVE] = {0};
 	uint32_t x = 12345;
-	for (int i = 0; i < 4000; i++) {
+	for (int i = 0; i < n; i++) {
 		x = x * 1103515245u + 12345u;
 		unsigned slot = (x >> 8) % LIVE;
 		if (live[slot]) {
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "frag"))
 		frag();
 	else
-		churn();
+		churn(argc > 2 ? atoi(argv[2]) : 4000);
 	tlm_wi_model_free(M);
 	return 0;
 }
