@@ -328,6 +328,11 @@ static bool should_split(const struct tlm_wi_model *m, const struct wi_block *b,
 
 int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t orig, uint64_t stream, uint64_t *addr, uint64_t *bsize)
 {
+	if (orig > TLM_WI_MAX_REQUEST) { /* no device has it; the rounding below must not wrap */
+		*bsize = orig;
+		m->st.num_ooms++;
+		return -1;
+	}
 	uint64_t size = m->sizes_rounded && orig >= TLM_WI_MIN_BLOCK ? orig : tlm_wi_round_size(&m->s, orig);
 	struct wi_pool *p = size <= TLM_WI_SMALL_SIZE ? &m->small : &m->large;
 	uint64_t alloc_size = tlm_wi_allocation_size(size);
@@ -422,31 +427,21 @@ struct tlm_wi_model *tlm_wi_model_new(const struct tlm_wi_settings *s, const str
 	return m;
 }
 
-static void free_chain(struct wi_block *b)
-{
-	while (b) {
-		struct wi_block *n = b->next;
-		free(b);
-		b = n;
-	}
-}
-
 void tlm_wi_model_free(struct tlm_wi_model *m)
 {
 	if (!m)
 		return;
-	/* every block is in a segment chain: free each chain from its head */
+	/* every block is in exactly one place: a free set, an unmapped set, or
+	 * the table of allocated blocks */
 	struct wi_set *sets[4] = {&m->small.blocks, &m->large.blocks, &m->small.unmapped, &m->large.unmapped};
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 4; k++) {
 		for (size_t i = 0; i < sets[k]->n; i++)
-			if (!sets[k]->v[i]->prev) {
-				free_chain(sets[k]->v[i]);
-			}
-	for (size_t i = 0; i < m->active.cap; i++)
-		if (m->active.val[i] && !((struct wi_block *)(uintptr_t)m->active.val[i])->prev)
-			free_chain((struct wi_block *)(uintptr_t)m->active.val[i]);
-	for (int k = 0; k < 4; k++)
+			free(sets[k]->v[i]);
 		tlm__wi_set_free(sets[k]);
+	}
+	for (size_t i = 0; i < m->active.cap; i++)
+		if (m->active.val[i])
+			free((struct wi_block *)(uintptr_t)m->active.val[i]);
 	tlm__wi_table_free(&m->active);
 	tlm__wi_segs_free(m);
 	free(m);

@@ -33,6 +33,7 @@
 #define TLM_WI_LARGE_BUFFER (20ull << 20)   /* kLargeBuffer */
 #define TLM_WI_MIN_LARGE_ALLOC (10ull << 20) /* kMinLargeAlloc */
 #define TLM_WI_ROUND_LARGE (2ull << 20)     /* kRoundLarge */
+#define TLM_WI_MAX_REQUEST (1ull << 50)     /* larger requests fail at once (a damaged trace) */
 
 /* Where the allocator's memory comes from. Each returns 0 or -1 (out of
  * memory). Expandable segments: va_reserve / va_free an address range;

@@ -386,9 +386,14 @@ int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_r
 	size_t with_blocks = 0;
 	for (size_t i = 0; i < t.ndev; i++)
 		with_blocks += t.dev[i].nalloc + t.dev[i].nooms > 0 && (o->device < 0 || t.dev[i].device == o->device);
-	if (rec.async_backend || (!with_blocks && t.async_allocs && o->device < 0)) {
+	if (rec.async_backend) {
 		snprintf(err, errlen, "%s was recorded with PyTorch's backend:cudaMallocAsync, which tlm whatif does not model",
 			 path);
+		goto out;
+	}
+	if (!with_blocks && t.async_allocs && o->device < 0) {
+		snprintf(err, errlen, "%s has no PyTorch allocator blocks, only cudaMallocAsync calls (PyTorch's "
+			 "backend:cudaMallocAsync?), which tlm whatif does not model", path);
 		goto out;
 	}
 	if (!with_blocks) {

@@ -83,6 +83,16 @@ static void va_remove(struct wi_sim *s, uint64_t start)
 		}
 }
 
+static bool va_free_at(const struct wi_sim *s, uint64_t start, uint64_t len)
+{
+	if (start + len < start)
+		return false;
+	for (size_t i = 0; i < s->nlive; i++)
+		if (s->live[i].start < start + len && start < s->live[i].end)
+			return false;
+	return true;
+}
+
 /* The recorded address of the next segment (what = SEG_ALLOC or RESERVE) when
  * its size agrees; else a first fit. */
 static uint64_t place(struct wi_sim *s, uint8_t what, uint64_t size)
@@ -94,7 +104,8 @@ static uint64_t place(struct wi_sim *s, uint8_t what, uint64_t size)
 		const struct wi_devev *o = &s->oracle[(*next)++];
 		/* a reserved range's size follows the device's size, which the trace
 		 * may not tell: the k-th range keeps its place whatever its size */
-		if (o->size == size || what == WI_RESERVE)
+		/* never over a live range (a damaged trace may say so) */
+		if ((o->size == size || what == WI_RESERVE) && va_free_at(s, o->addr, pages_of(size) * WI_PAGE))
 			return o->addr;
 	}
 	return va_find(s, (size + WI_PAGE - 1) / WI_PAGE * WI_PAGE);
@@ -179,7 +190,7 @@ void tlm__wi_sim_drv(struct wi_sim *s, struct tlm_wi_drv *d)
 
 int tlm__wi_sim_take(struct wi_sim *s, uint64_t size, uint64_t *addr)
 {
-	if (s->cap_pages && s->used_pages + pages_of(size) > s->cap_pages)
+	if (size > TLM_WI_MAX_REQUEST || (s->cap_pages && s->used_pages + pages_of(size) > s->cap_pages))
 		return -1;
 	*addr = va_find(s, pages_of(size) * WI_PAGE);
 	if (va_insert(s, *addr, pages_of(size) * WI_PAGE))
