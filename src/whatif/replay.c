@@ -307,7 +307,7 @@ static void recommend(struct tlm_wi_device *v)
 		 "no OOM; no setting of the grid lowers the peak reserved (%s)", a);
 }
 
-static int run_device(const struct wi_trace *t, const struct wi_dev *d, const struct tlm_wi_settings *rec,
+static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec,
 		      const struct tlm_wi_options *o, struct tlm_wi_device *v, char *err, size_t errlen)
 {
 	char alt[16][96];
@@ -322,7 +322,6 @@ static int run_device(const struct wi_trace *t, const struct wi_dev *d, const st
 	v->recorded_peak_reserved = d->peak_reserved;
 	v->recorded_peak_allocated = d->peak_allocated;
 	v->best = -1;
-	(void)t;
 	if (o->nsettings) {
 		nalt = o->nsettings < 16 ? o->nsettings : 16;
 		for (size_t i = 0; i < nalt; i++)
@@ -416,7 +415,7 @@ int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_r
 		struct tlm_wi_settings s = rec;
 		if (!spec && d->vmm)
 			s.expandable = true; /* no setting recorded, but the trace shows expandable segments */
-		if (run_device(&t, d, &s, o, &r->dev[r->ndev], err, errlen)) {
+		if (run_device(d, &s, o, &r->dev[r->ndev], err, errlen)) {
 			r->ndev++;
 			goto out;
 		}

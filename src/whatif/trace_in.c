@@ -21,8 +21,7 @@
 /* One driver event kept until its class is known. */
 struct drv_ev {
 	size_t dev;         /* index into t->dev */
-	uint64_t at;        /* block ops of its device before it */
-	uint64_t nop;       /* ops of its device before it (where a foreign op goes) */
+	uint64_t nop;       /* block ops of its device before it (its position) */
 	uint64_t t, addr, size;
 	size_t owner;       /* alloc: itself; free/map: the alloc or reserve it belongs to (+1), 0 none */
 	uint8_t kind, op;
@@ -227,7 +226,7 @@ static void driver_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 	}
 	size_t idx = r->nev++;
 	struct drv_ev *x = &r->ev[idx];
-	*x = (struct drv_ev){di, 0, d ? d->nop : 0, e->time_ns - t0, e->addr, e->size, 0, (uint8_t)k, e->op, e->result != 0,
+	*x = (struct drv_ev){di, d ? d->nop : 0, e->time_ns - t0, e->addr, e->size, 0, (uint8_t)k, e->op, e->result != 0,
 			     false};
 	/* d->nop counts block ops only until settle() merges the foreign ones in */
 	if (e->op == TLM_OP_ALLOC && e->result) {
