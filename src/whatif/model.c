@@ -312,6 +312,7 @@ static struct wi_block *alloc_block(struct tlm_wi_model *m, struct wi_pool *p, u
 		m->drv.seg_free(m->drv.ctx, ptr, alloc_size);
 		return NULL;
 	}
+	b->reg = ++m->reg_counter;
 	tlm__wi_reserved_add(m, alloc_size);
 	m->st.num_device_alloc++;
 	m->st.segments++;
@@ -358,6 +359,7 @@ int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t orig, uint64_t stream, 
 		if (!b)
 			return -2;
 		b->es = rest->es;
+		b->reg = rest->reg;
 		b->prev = rest->prev;
 		if (b->prev)
 			b->prev->next = b;
@@ -424,6 +426,7 @@ struct tlm_wi_model *tlm_wi_model_new(const struct tlm_wi_settings *s, const str
 	m->allowed_max = (uint64_t)(s->fraction * (double)device_total);
 	m->small.small = true;
 	m->small.blocks.by_size = m->large.blocks.by_size = true;
+	m->small.blocks.by_reg = m->large.blocks.by_reg = s->ties_by_segment;
 	return m;
 }
 

@@ -62,6 +62,7 @@ static struct wi_block *find_block(struct tlm_wi_model *m, uint64_t stream, stru
 	m->segs = es;
 	c->mapped = false;
 	c->es = es;
+	c->reg = ++m->reg_counter;
 	if (tlm__wi_insert(u, c))
 		m->nomem = true;
 	return c;
@@ -86,6 +87,7 @@ static bool map_block(struct tlm_wi_model *m, struct wi_block *b, uint64_t size)
 			return false;
 		rest->mapped = false;
 		rest->es = es;
+		rest->reg = b->reg;
 		rest->prev = b;
 		rest->next = b->next;
 		if (b->next)
@@ -139,6 +141,7 @@ void tlm__wi_unmap_block(struct tlm_wi_model *m, struct wi_block *b)
 		if (!x)
 			return;
 		x->es = es;
+		x->reg = b->reg;
 		x->prev = b->prev;
 		x->next = b;
 		if (b->prev)
@@ -151,6 +154,7 @@ void tlm__wi_unmap_block(struct tlm_wi_model *m, struct wi_block *b)
 		if (!x)
 			return;
 		x->es = es;
+		x->reg = b->reg;
 		x->prev = b;
 		x->next = b->next;
 		if (b->next)

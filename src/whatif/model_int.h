@@ -17,6 +17,7 @@ struct wi_block {
 	struct wi_pool *pool;
 	struct wi_seg *es;            /* the expandable segment, NULL for a cudaMalloc segment */
 	int64_t gc_base;
+	uint32_t reg;                 /* the segment's registration number (its age): split parts keep it */
 	bool allocated, mapped;
 };
 
@@ -25,6 +26,7 @@ struct wi_set {
 	struct wi_block **v;
 	size_t n, cap;
 	bool by_size;                 /* (stream, size, ptr), else (stream, ptr) */
+	bool by_reg;                  /* by_size: (stream, size, reg, ptr), as newer PyTorch orders */
 };
 
 struct wi_pool {
@@ -58,6 +60,7 @@ struct tlm_wi_model {
 	struct tlm_wi_stats st;
 	bool peak_pending;
 	bool sizes_rounded;           /* requests are recorded block sizes */
+	uint32_t reg_counter;         /* segments made so far */
 	bool nomem;                   /* the model itself ran out of memory */
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * model_set.c - the model's containers: blocks ordered by (stream, size,
- * address) or (stream, address) in a sorted array (binary search; the cache
+ * address), (stream, size, segment, address) or (stream, address) in a sorted array (binary search; the cache
  * holds hundreds to thousands of free blocks, so the moves are cheap), and an
  * open-addressing table from a 64-bit key to a nonzero 64-bit value.
  */
@@ -10,27 +10,36 @@
 
 #include "whatif/model_int.h"
 
-static int cmp(const struct wi_set *s, const struct wi_block *a, uint64_t stream, uint64_t size, uint64_t ptr)
+static int cmp(const struct wi_set *s, const struct wi_block *a, uint64_t stream, uint64_t size, uint32_t reg,
+	       uint64_t ptr)
 {
 	if (a->stream != stream)
 		return a->stream < stream ? -1 : 1;
 	if (s->by_size && a->size != size)
 		return a->size < size ? -1 : 1;
+	if (s->by_size && s->by_reg && a->reg != reg)
+		return a->reg < reg ? -1 : 1;
 	return (a->ptr > ptr) - (a->ptr < ptr);
 }
 
-/* The first element not less than the key. */
-size_t tlm__wi_lower(const struct wi_set *s, uint64_t stream, uint64_t size, uint64_t ptr)
+static size_t lower(const struct wi_set *s, uint64_t stream, uint64_t size, uint32_t reg, uint64_t ptr)
 {
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (cmp(s, s->v[mid], stream, size, ptr) < 0)
+		if (cmp(s, s->v[mid], stream, size, reg, ptr) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The first element not less than the key (a search key: the oldest
+ * segment, the lowest address). */
+size_t tlm__wi_lower(const struct wi_set *s, uint64_t stream, uint64_t size, uint64_t ptr)
+{
+	return lower(s, stream, size, 0, ptr);
 }
 
 int tlm__wi_insert(struct wi_set *s, struct wi_block *b)
@@ -43,7 +52,7 @@ int tlm__wi_insert(struct wi_set *s, struct wi_block *b)
 		s->v = v;
 		s->cap = cap;
 	}
-	size_t i = tlm__wi_lower(s, b->stream, b->size, b->ptr);
+	size_t i = lower(s, b->stream, b->size, b->reg, b->ptr);
 	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof *s->v);
 	s->v[i] = b;
 	s->n++;
@@ -52,7 +61,7 @@ int tlm__wi_insert(struct wi_set *s, struct wi_block *b)
 
 void tlm__wi_erase(struct wi_set *s, const struct wi_block *b)
 {
-	size_t i = tlm__wi_lower(s, b->stream, b->size, b->ptr);
+	size_t i = lower(s, b->stream, b->size, b->reg, b->ptr);
 	if (i < s->n && s->v[i] == b) {
 		memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof *s->v);
 		s->n--;

@@ -33,8 +33,9 @@ static void text_check(const struct tlm_wi_device *d, FILE *f)
 		return;
 	if (!c->mismatches)
 		fprintf(f, "  check: the replay under the recorded settings reproduces the trace: %" PRIu64
-			   " driver calls event for event, the allocator's totals at %" PRIu64 " block events%s\n",
-			c->segment_events, c->block_events, c->block_events ? ", its peaks to the byte" : "");
+			   " driver calls event for event, the allocator's totals at %" PRIu64 " block events%s%s\n",
+			c->segment_events, c->block_events, c->block_events ? ", its peaks to the byte" : "",
+			d->ties_by_segment ? " (equal-size blocks: oldest segment first, as newer PyTorch)" : "");
 	else
 		fprintf(f, "  check: the replay under the recorded settings DIFFERS from the trace in %" PRIu64
 			   " places; first: %s\n", c->mismatches, c->first);
@@ -135,10 +136,10 @@ int tlm_wi_render_json(const struct tlm_wi_report *r, FILE *f)
 		fprintf(f, "%s{\"device\":%d,\"memory_bytes\":%" PRIu64 ",\"memory_known\":%s,\"requests\":%" PRIu64
 			   ",\"frees\":%" PRIu64 ",\"recorded_ooms\":%" PRIu64 ",\"recorded_peak_reserved_bytes\":%" PRIu64
 			   ",\"recorded_peak_allocated_bytes\":%" PRIu64 ",\"check\":{\"done\":%s,\"driver_calls\":%" PRIu64
-			   ",\"block_events\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"first_mismatch\":",
+			   ",\"block_events\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"ties_by_segment\":%s,\"first_mismatch\":",
 			i ? "," : "", d->device, d->memory, d->memory_known ? "true" : "false", d->requests, d->frees,
 			d->recorded_ooms, d->recorded_peak_reserved, d->recorded_peak_allocated, c->done ? "true" : "false",
-			c->segment_events, c->block_events, c->mismatches);
+			c->segment_events, c->block_events, c->mismatches, d->ties_by_segment ? "true" : "false");
 		jstr(f, c->first);
 		fprintf(f, "},\"settings\":[");
 		for (size_t k = 0; k < d->nres; k++) {

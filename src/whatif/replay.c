@@ -22,10 +22,12 @@ struct check_ctx {
 
 typedef unsigned long long ull;
 
-__attribute__((format(printf, 2, 3))) static void mismatch(struct tlm_wi_check *c, const char *fmt, ...)
+/* Keeps the earliest mismatch of the run (driver calls are compared after it). */
+__attribute__((format(printf, 3, 4))) static void mismatch(struct tlm_wi_check *c, uint64_t pos, const char *fmt, ...)
 {
-	if (c->mismatches++)
+	if (c->mismatches++ && pos >= c->first_pos)
 		return;
+	c->first_pos = pos;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->first, sizeof c->first, fmt, ap);
@@ -47,7 +49,7 @@ static void compare_log(struct tlm_wi_check *c, const struct wi_dev *d, const st
 		const struct wi_devev *a = i < d->nev ? &d->ev[i] : NULL, *b = i < s->nlog ? &s->log[i] : NULL;
 		c->segment_events++;
 		if (!a || !b) {
-			mismatch(c, "driver call %zu: the %s has a %s of %llu B before block op %llu, the %s none", i + 1,
+			mismatch(c, (a ? a->at : b->at) * 2, "driver call %zu: the %s has a %s of %llu B before block op %llu, the %s none", i + 1,
 				 a ? "trace" : "model", what_name(a ? a->what : b->what), (ull)(a ? a->size : b->size),
 				 (ull)(a ? a->at : b->at) + 1, a ? "model" : "trace");
 			continue;
@@ -57,7 +59,7 @@ static void compare_log(struct tlm_wi_check *c, const struct wi_dev *d, const st
 		bool size_matters = a->what != WI_RESERVE && a->what != WI_RESERVE_FREE;
 		if (a->what != b->what || a->at != b->at || (size_matters && a->size != b->size) ||
 		    (addr_matters && a->addr != b->addr)) {
-			mismatch(c, "driver call %zu: the trace has a %s of %llu B at 0x%llx before block op %llu, the model a %s of %llu B at 0x%llx before block op %llu",
+			mismatch(c, (a->at < b->at ? a->at : b->at) * 2, "driver call %zu: the trace has a %s of %llu B at 0x%llx before block op %llu, the model a %s of %llu B at 0x%llx before block op %llu",
 				 i + 1, what_name(a->what), (ull)a->size, (ull)a->addr, (ull)a->at + 1, what_name(b->what),
 				 (ull)b->size, (ull)b->addr, (ull)b->at + 1);
 		}
@@ -117,12 +119,12 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 			if (mr == 0) {
 				maddr[i] = addr;
 				if (check && (addr != o->addr || bs != o->size))
-					mismatch(check, "block op %llu: the trace has %llu B at 0x%llx, the model %llu B at 0x%llx",
+					mismatch(check, sim.at * 2 + 1, "block op %llu: the trace has %llu B at 0x%llx, the model %llu B at 0x%llx",
 						 (ull)sim.at + 1, (ull)o->size, (ull)o->addr, (ull)bs, (ull)addr);
 			} else if (mr == -1) {
 				note_oom(r, o, bs, m, &sim, false);
 				if (check)
-					mismatch(check, "block op %llu: the trace allocated %llu B, the model ran out of memory",
+					mismatch(check, sim.at * 2 + 1, "block op %llu: the trace allocated %llu B, the model ran out of memory",
 						 (ull)sim.at + 1, (ull)o->size);
 			}
 			break;
@@ -140,7 +142,7 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 				r->recorded_ooms_avoided++;
 				tlm_wi_model_release(m, addr);
 				if (check)
-					mismatch(check, "block op %llu: the trace ran out of memory for %llu B, the model did not",
+					mismatch(check, sim.at * 2 + 1, "block op %llu: the trace ran out of memory for %llu B, the model did not",
 						 (ull)sim.at + 1, (ull)o->size);
 			} else if (mr == -1) {
 				note_oom(r, o, bs, m, &sim, true);
@@ -175,7 +177,7 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 			if (check && d->totals && (o->type != WI_ALLOC || mr == 0) && (o->type != WI_FREE || maddr[o->partner])) {
 				check->block_events++;
 				if (st.allocated != o->allocated || st.reserved != o->reserved)
-					mismatch(check, "block op %llu: the allocator reported %llu B allocated, %llu B reserved; the model %llu B, %llu B",
+					mismatch(check, sim.at * 2 + 1, "block op %llu: the allocator reported %llu B allocated, %llu B reserved; the model %llu B, %llu B",
 						 (ull)sim.at + 1, (ull)o->allocated, (ull)o->reserved, (ull)st.allocated,
 						 (ull)st.reserved);
 			}
@@ -201,7 +203,7 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 		check->done = true;
 		if (d->totals) {
 			if (st.peak_reserved != d->peak_reserved || st.peak_allocated != d->peak_allocated)
-				mismatch(check, "peaks: the allocator reported %llu B reserved, %llu B allocated; the model %llu B, %llu B",
+				mismatch(check, UINT64_MAX, "peaks: the allocator reported %llu B reserved, %llu B allocated; the model %llu B, %llu B",
 					 (ull)d->peak_reserved, (ull)d->peak_allocated, (ull)st.peak_reserved,
 					 (ull)st.peak_allocated);
 		}
@@ -307,7 +309,7 @@ static void recommend(struct tlm_wi_device *v)
 		 "no OOM; no setting of the grid lowers the peak reserved (%s)", a);
 }
 
-static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec,
+static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_in,
 		      const struct tlm_wi_options *o, struct tlm_wi_device *v, char *err, size_t errlen)
 {
 	char alt[16][96];
@@ -327,7 +329,7 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec,
 		for (size_t i = 0; i < nalt; i++)
 			snprintf(alt[i], sizeof alt[i], "%s", o->settings[i]);
 	} else {
-		nalt = grid(rec, d, v->memory_known, alt, 16);
+		nalt = grid(rec_in, d, v->memory_known, alt, 16);
 	}
 	v->res = calloc(nalt + 1, sizeof *v->res);
 	if (!v->res) {
@@ -335,6 +337,29 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec,
 		return -1;
 	}
 	v->nres = nalt + 1;
+	/* which tie rule this PyTorch follows: the one that reproduces the run */
+	struct tlm_wi_settings recs = *rec_in;
+	const struct tlm_wi_settings *rec = &recs;
+	if (!recs.async_backend) {
+		for (int k = 0; k < 2; k++) {
+			struct tlm_wi_result tr;
+			struct tlm_wi_check tc;
+			memset(&tr, 0, sizeof tr);
+			memset(&tc, 0, sizeof tc);
+			recs.ties_by_segment = k;
+			if (replay(d, &recs, &recs, v->memory, &tr, &tc)) {
+				snprintf(err, errlen, "out of memory replaying device %d", d->device);
+				return -1;
+			}
+			if (!k || tc.mismatches < v->check.mismatches) {
+				v->check = tc;
+				v->ties_by_segment = k;
+			}
+			if (!tc.mismatches)
+				break;
+		}
+		recs.ties_by_segment = v->ties_by_segment;
+	}
 	for (size_t i = 0; i <= nalt; i++) {
 		struct tlm_wi_result *r = &v->res[i];
 		struct tlm_wi_settings s = *rec;
@@ -352,7 +377,7 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec,
 			snprintf(r->note, sizeof r->note, "backend:cudaMallocAsync is not modelled");
 			continue;
 		}
-		if (replay(d, &s, rec, v->memory, r, i ? NULL : &v->check)) {
+		if (replay(d, &s, rec, v->memory, r, NULL)) {
 			snprintf(err, errlen, "out of memory replaying device %d", d->device);
 			return -1;
 		}

@@ -32,6 +32,11 @@ struct tlm_wi_settings {
 	double gc_threshold;        /* garbage_collection_threshold, 0 = off */
 	double fraction;            /* per_process_memory_fraction (set_per_process_memory_fraction), 0 = unset */
 	uint32_t div[TLM_WI_DIVS];  /* roundup_power2_divisions per power-of-two interval */
+	/* Not a PyTorch setting: how the allocator breaks ties between cached
+	 * blocks of one size. false: lowest address (PyTorch up to about 2.9);
+	 * true: oldest segment first, then address (the registration counter of
+	 * newer PyTorch, 2.15). The replay takes the one that reproduces the trace. */
+	bool ties_by_segment;
 };
 
 /* Defaults (PyTorch's). */
@@ -72,7 +77,8 @@ struct tlm_wi_check {           /* the replay under the recorded settings vs the
 	uint64_t segment_events;    /* the trace's allocator segment events compared */
 	uint64_t block_events;      /* block events whose totals were compared */
 	uint64_t mismatches;
-	char first[256];            /* the first mismatch, "" when none */
+	char first[320];            /* the earliest mismatch in the run, "" when none */
+	uint64_t first_pos;         /* where: 2 x block ops before it (+1 at a block op) */
 };
 
 struct tlm_wi_device {
@@ -82,6 +88,7 @@ struct tlm_wi_device {
 	uint64_t requests, frees, recorded_ooms;
 	uint64_t recorded_peak_reserved, recorded_peak_allocated; /* the allocator's own totals */
 	struct tlm_wi_check check;
+	bool ties_by_segment;       /* the tie rule that reproduced the run (struct tlm_wi_settings) */
 	size_t nres;
 	struct tlm_wi_result *res;  /* res[0]: the recorded settings */
 	int best;                   /* index of the recommended setting, -1: none */

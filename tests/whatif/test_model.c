@@ -348,6 +348,38 @@ static void test_streams(void **state)
 	teardown_fx(&f);
 }
 
+/* Ties between cached blocks of one size: the lowest address, or (newer
+ * PyTorch) the oldest segment first. Segment A is given back, C takes its
+ * (lower) address after B: C's and B's free halves tie. */
+static void test_ties(void **state)
+{
+	(void)state;
+	for (int by_segment = 0; by_segment < 2; by_segment++) {
+		struct fx f;
+		setup_fx(&f, "", 0);
+		struct tlm_wi_model *m = f.m;
+		struct tlm_wi_settings s;
+		tlm_wi_defaults(&s);
+		s.ties_by_segment = by_segment;
+		tlm_wi_model_free(m);
+		f.m = tlm_wi_model_new(&s, &f.drv, 80ull << 30);
+		uint64_t b, a1 = get(&f, MiB, &b), a2 = get(&f, MiB, &b);
+		uint64_t b1 = get(&f, MiB, &b), b2 = get(&f, MiB, &b);
+		assert_int_equal(b1, BASE + 2 * MiB);
+		tlm_wi_model_release(f.m, a1);
+		tlm_wi_model_release(f.m, a2);
+		tlm_wi_model_empty_cache(f.m);
+		uint64_t c1 = get(&f, MiB, &b), c2 = get(&f, MiB, &b);
+		assert_int_equal(c1, BASE); /* first fit: A's old place */
+		tlm_wi_model_release(f.m, c2);
+		tlm_wi_model_release(f.m, b2);
+		assert_int_equal(get(&f, MiB, &b), by_segment ? BASE + 3 * MiB : BASE + MiB);
+		(void)b1;
+		(void)c1;
+		teardown_fx(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_fragmentation_expandable),
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_ties),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
