@@ -422,7 +422,8 @@ struct tlm_wi_model *tlm_wi_model_new(const struct tlm_wi_settings *s, const str
 	m->s = *s;
 	m->drv = *drv;
 	m->device_total = device_total;
-	m->set_fraction = s->fraction > 0;
+	/* newer PyTorch keeps no maximum (and collects no garbage) at 1.0 */
+	m->set_fraction = s->fraction > 0 && s->fraction < 1;
 	m->allowed_max = (uint64_t)(s->fraction * (double)device_total);
 	m->small.small = true;
 	m->small.blocks.by_size = m->large.blocks.by_size = true;

@@ -254,7 +254,7 @@ static size_t grid(const struct tlm_wi_settings *rec, const struct wi_dev *d, bo
 		}
 	if (n < max && memory_known && rec->gc_threshold == 0)
 		snprintf(out[n++], 96, "garbage_collection_threshold:0.8,per_process_memory_fraction:%g",
-			 rec->fraction > 0 ? rec->fraction : 1.0);
+			 rec->fraction > 0 && rec->fraction < 1 ? rec->fraction : 0.99);
 	if (n < max && !rec->div[0])
 		snprintf(out[n++], 96, "roundup_power2_divisions:4");
 	return n;

@@ -27,7 +27,7 @@ record() { # NAME SCENARIO MEMORY CONF [WHATIF ARGS]
 }
 
 for conf in "" "max_split_size_mb:32" "expandable_segments:True" \
-	    "garbage_collection_threshold:0.5,per_process_memory_fraction:1.0" "roundup_power2_divisions:4"; do
+	    "garbage_collection_threshold:0.5,per_process_memory_fraction:0.9" "roundup_power2_divisions:4"; do
 	# a memory fraction fails without asking the driver: the trace cannot
 	# tell the device's size, --memory does
 	case $conf in *fraction*) m64=--memory=64M m160=--memory=160M ;; *) m64= m160= ;; esac
