@@ -35,7 +35,7 @@ static void text_check(const struct tlm_wi_device *d, FILE *f)
 		fprintf(f, "  check: the replay under the recorded settings reproduces the trace: %" PRIu64
 			   " driver calls event for event, the allocator's totals at %" PRIu64 " block events%s%s\n",
 			c->segment_events, c->block_events, c->block_events ? ", its peaks to the byte" : "",
-			d->ties_by_segment ? " (equal-size blocks: oldest segment first, as newer PyTorch)" : "");
+			d->ties_by_segment ? "" : " (equal-size blocks: lowest address first, as older PyTorch)");
 	else
 		fprintf(f, "  check: the replay under the recorded settings DIFFERS from the trace in %" PRIu64
 			   " places; first: %s\n", c->mismatches, c->first);

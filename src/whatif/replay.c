@@ -341,19 +341,20 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 	struct tlm_wi_settings recs = *rec_in;
 	const struct tlm_wi_settings *rec = &recs;
 	if (!recs.async_backend) {
+		/* the newer rule first: when the run had no ties, both reproduce it */
 		for (int k = 0; k < 2; k++) {
 			struct tlm_wi_result tr;
 			struct tlm_wi_check tc;
 			memset(&tr, 0, sizeof tr);
 			memset(&tc, 0, sizeof tc);
-			recs.ties_by_segment = k;
+			recs.ties_by_segment = !k;
 			if (replay(d, &recs, &recs, v->memory, &tr, &tc)) {
 				snprintf(err, errlen, "out of memory replaying device %d", d->device);
 				return -1;
 			}
 			if (!k || tc.mismatches < v->check.mismatches) {
 				v->check = tc;
-				v->ties_by_segment = k;
+				v->ties_by_segment = !k;
 			}
 			if (!tc.mismatches)
 				break;
