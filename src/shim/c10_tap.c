@@ -230,11 +230,35 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	tlm__rec_commit(&rc);
 }
 
+/* Once per device with blocks: its memory size, for `tlm whatif` (the replay
+ * needs the device's size when no allocation failed). Off the hot path after
+ * the first block of each device: one atomic load. */
+static _Atomic uint64_t sized_devices;
+
+static void note_device_memory(int16_t device)
+{
+	if (device < 0 || device >= 64)
+		return;
+	uint64_t bit = 1ull << device;
+	if (TLM_LIKELY(atomic_load_explicit(&sized_devices, memory_order_relaxed) & bit))
+		return;
+	if (atomic_fetch_or_explicit(&sized_devices, bit, memory_order_relaxed) & bit)
+		return;
+	uint64_t total = tlm__device_total_bytes(device);
+	if (!total)
+		return;
+	char key[32], value[32];
+	snprintf(key, sizeof key, "device.%d.memory", device);
+	snprintf(value, sizeof value, "%llu", (unsigned long long)total);
+	tlm__writer_prop(key, value);
+}
+
 static inline void usage(void *ptr, int64_t delta, uint64_t allocated, uint64_t reserved, int16_t device,
 			 uint16_t flags)
 {
 	if (!ptr || !delta)
 		return;
+	note_device_memory(device);
 	uint64_t size = delta < 0 ? -(uint64_t)delta : (uint64_t)delta;
 	rec_block(delta > 0 ? TLM_OP_ALLOC : TLM_OP_FREE, (uint64_t)(uintptr_t)ptr, size, allocated, reserved,
 		  device, 0, flags, TLM_API_c10_reportMemoryUsageToProfiler);

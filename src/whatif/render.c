@@ -50,7 +50,8 @@ int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 		const struct tlm_wi_device *d = &r->dev[i];
 		fprintf(f, "\ndevice %d: %s of memory%s; %" PRIu64 " block requests, %" PRIu64 " frees, %" PRIu64
 			   " OOM%s recorded\n", d->device, d->memory_known ? human(a, sizeof a, d->memory) : "unknown amount",
-			d->memory_known ? "" : " (no failed allocation says: OOMs cannot be predicted, use --memory)",
+			!d->memory_known ? " (the trace does not say: OOMs cannot be predicted, use --memory)" :
+			!strcmp(d->memory_source, "device") ? " (the device's size)" : "",
 			d->requests, d->frees, d->recorded_ooms, d->recorded_ooms == 1 ? "" : "s");
 		text_check(d, f);
 		int w = 8;
@@ -133,11 +134,12 @@ int tlm_wi_render_json(const struct tlm_wi_report *r, FILE *f)
 	for (size_t i = 0; i < r->ndev; i++) {
 		const struct tlm_wi_device *d = &r->dev[i];
 		const struct tlm_wi_check *c = &d->check;
-		fprintf(f, "%s{\"device\":%d,\"memory_bytes\":%" PRIu64 ",\"memory_known\":%s,\"requests\":%" PRIu64
+		fprintf(f, "%s{\"device\":%d,\"memory_bytes\":%" PRIu64 ",\"memory_known\":%s,\"memory_source\":\"%s\",\"requests\":%" PRIu64
 			   ",\"frees\":%" PRIu64 ",\"recorded_ooms\":%" PRIu64 ",\"recorded_peak_reserved_bytes\":%" PRIu64
 			   ",\"recorded_peak_allocated_bytes\":%" PRIu64 ",\"check\":{\"done\":%s,\"driver_calls\":%" PRIu64
 			   ",\"block_events\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"ties_by_segment\":%s,\"first_mismatch\":",
-			i ? "," : "", d->device, d->memory, d->memory_known ? "true" : "false", d->requests, d->frees,
+			i ? "," : "", d->device, d->memory, d->memory_known ? "true" : "false", d->memory_source, d->requests,
+			d->frees,
 			d->recorded_ooms, d->recorded_peak_reserved, d->recorded_peak_allocated, c->done ? "true" : "false",
 			c->segment_events, c->block_events, c->mismatches, d->ties_by_segment ? "true" : "false");
 		jstr(f, c->first);

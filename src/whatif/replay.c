@@ -94,9 +94,11 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 	}
 	struct tlm_wi_drv drv;
 	tlm__wi_sim_drv(&sim, &drv);
-	/* the device's size: known, else from an expandable segment's range
-	 * (1 1/8 of it, in pages), else large enough for anything */
-	uint64_t total = memory ? memory : d->reserve_min ? d->reserve_min / 9 * 8 / WI_PAGE * WI_PAGE : NO_MEMORY_TOTAL;
+	/* the device's size (a fraction's base, an expandable range's length):
+	 * recorded, else what the process could take, else from an expandable
+	 * segment's range (1 1/8 of it, in pages), else large enough for anything */
+	uint64_t total = d->total ? d->total : memory ? memory :
+			 d->reserve_min ? d->reserve_min / 9 * 8 / WI_PAGE * WI_PAGE : NO_MEMORY_TOTAL;
 	struct tlm_wi_model *m = tlm_wi_model_new(set, &drv, total);
 	uint64_t *maddr = calloc(d->nop + 1, sizeof *maddr);
 	int rc = -1;
@@ -316,7 +318,10 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 	size_t nalt;
 	memset(v, 0, sizeof *v);
 	v->device = d->device;
-	v->memory = o->memory ? o->memory : d->memory;
+	/* what the process can take: given, else seen at a failed allocation,
+	 * else the device's size (the CUDA context's share unknown) */
+	v->memory = o->memory ? o->memory : d->memory ? d->memory : d->total;
+	v->memory_source = o->memory ? "option" : d->memory ? "failure" : d->total ? "device" : "unknown";
 	v->memory_known = v->memory != 0;
 	v->requests = d->nalloc;
 	v->frees = d->nfree;

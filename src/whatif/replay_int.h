@@ -46,7 +46,8 @@ struct wi_dev {
 	size_t nop, capop;
 	struct wi_devev *ev;
 	size_t nev, capev;
-	uint64_t memory;         /* bytes the process could take: 0 = unknown */
+	uint64_t memory;         /* bytes the process could take (driver usage + free at a failure): 0 = unknown */
+	uint64_t total;          /* the device's size (the trace's device.N.memory): 0 = unknown */
 	uint64_t va_base;
 	uint64_t reserve_min;    /* the smallest address range reserved for an expandable segment */
 	bool totals;             /* block events carried the allocator's totals */

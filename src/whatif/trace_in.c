@@ -417,6 +417,15 @@ int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t e
 			t->conf[n] = 0;
 			t->has_conf = true;
 		}
+		int pd;
+		unsigned long long total;
+		char tail;
+		if (rec->type == TLM_REC_PROP && sscanf(rec->u.prop.key, "device.%d.memor%c", &pd, &tail) == 2 &&
+		    tail == 'y' && sscanf(rec->u.prop.value, "%llu", &total) == 1 && pd >= 0 && pd < 32768) {
+			size_t di = dev_of(&r, pd);
+			if (di != SIZE_MAX)
+				t->dev[di].total = total;
+		}
 		if (rec->type != TLM_REC_EVENT)
 			continue;
 		if (rec->u.ev.kind == TLM_KIND_BLOCK)

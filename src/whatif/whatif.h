@@ -85,6 +85,8 @@ struct tlm_wi_device {
 	int device;
 	uint64_t memory;            /* the device memory the replay had (0 = unlimited) */
 	bool memory_known;          /* from the trace or --memory */
+	const char *memory_source;  /* "option", "failure" (driver usage + free at a failed allocation),
+	                             * "device" (the recorded device size), "unknown" */
 	uint64_t requests, frees, recorded_ooms;
 	uint64_t recorded_peak_reserved, recorded_peak_allocated; /* the allocator's own totals */
 	struct tlm_wi_check check;

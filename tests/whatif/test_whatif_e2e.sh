@@ -28,13 +28,10 @@ record() { # NAME SCENARIO MEMORY CONF [WHATIF ARGS]
 
 for conf in "" "max_split_size_mb:32" "expandable_segments:True" \
 	    "garbage_collection_threshold:0.5,per_process_memory_fraction:0.9" "roundup_power2_divisions:4"; do
-	# a memory fraction fails without asking the driver: the trace cannot
-	# tell the device's size, --memory does
-	case $conf in *fraction*) m64=--memory=64M m160=--memory=160M ;; *) m64= m160= ;; esac
 	n=frag_$(printf '%s' "$conf" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9' _)
-	record "$n" frag 64M "$conf" $m64
+	record "$n" frag 64M "$conf"
 	n=churn_$(printf '%s' "$conf" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9' _)
-	record "$n" churn 160M "$conf" $m160
+	record "$n" churn 160M "$conf"
 done
 
 python3 - "$dir" <<'PY'
@@ -69,6 +66,10 @@ for n in names:
 # the default frag run: one OOM, avoided by max_split_size_mb:32 and expandable
 base = load("frag_")["devices"][0]
 if base["memory_bytes"] != 64 << 20: fail("device memory %d" % base["memory_bytes"])
+if base["memory_source"] != "failure": fail("memory source " + base["memory_source"])
+# without a failed allocation the device's size comes from the trace
+ex = load("frag_expandable_segments_true")["devices"][0]
+if (ex["memory_bytes"], ex["memory_source"]) != (64 << 20, "device"): fail("expandable run: memory %r" % ex)
 if base["recorded_ooms"] != 1 or base["settings"][0]["ooms"] != 1: fail("frag: expected one OOM")
 if base["settings"][0]["oom"][0]["verdict"] != "fragmentation": fail("frag: not a fragmentation OOM")
 by = {s["label"]: s for s in base["settings"]}
