@@ -306,8 +306,15 @@ static int settle(struct rd *r)
 			bool mine = is_mine(r, x);
 			struct wi_devev e = {x->nop, x->addr, x->size, 0};
 			if (x->failed) {
-				e.what = x->kind == TLM_KIND_DEVICE ? WI_SEG_FAIL
-					 : x->kind == TLM_KIND_VMM_PHYSICAL ? WI_CREATE_FAIL : 0;
+				/* the allocator's when the block op it precedes would ask
+				 * the driver for that much (a segment, or a page) */
+				const struct wi_op *o = x->nop < d->nop ? &d->op[x->nop] : NULL;
+				bool req = o && (o->type == WI_ALLOC || o->type == WI_OOM);
+				if (x->kind == TLM_KIND_DEVICE && req && tlm_wi_allocation_size(o->size) == x->size)
+					e.what = WI_SEG_FAIL;
+				else if (x->kind == TLM_KIND_VMM_PHYSICAL && req &&
+					 (x->size == TLM_WI_SMALL_BUFFER || x->size == TLM_WI_LARGE_BUFFER))
+					e.what = WI_CREATE_FAIL;
 				e.addr = 0;
 			} else if (mine) {
 				bool a = x->op == TLM_OP_ALLOC;
