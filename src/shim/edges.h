@@ -21,6 +21,7 @@
 #define TLM_SHIM_EDGES_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,6 +29,7 @@
 
 /* forkguard.c */
 extern volatile int *tlm__fork_mark TLM_HIDDEN; /* NULL before the constructor */
+extern pthread_t tlm__main_thread TLM_HIDDEN;   /* set by the constructor */
 void tlm__forkguard_init(void) TLM_HIDDEN;
 void tlm__forkguard_arm(void) TLM_HIDDEN;        /* after a reset: this process owns the state */
 /* Hot path: true when this is a child that inherited the parent's state
@@ -51,6 +53,7 @@ bool tlm__fd_reported(void) TLM_HIDDEN; /* the failure was already explained */
 
 /* exit_paths.c */
 void tlm__exit_paths_init(void) TLM_HIDDEN; /* constructor: termination signals */
+void tlm__exit_vfork_child(void) TLM_HIDDEN; /* our destructor, run by a vfork child's exit() */
 
 /* manifest.c: under `tlm run`, the trace's path is added to its list */
 void tlm__manifest_add(const char *path) TLM_HIDDEN;

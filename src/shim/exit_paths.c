@@ -16,6 +16,7 @@
  * again ours comes back. Dispositions set by raw syscalls bypass this.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -140,6 +141,38 @@ TLM_EXPORT void _Exit(int status)
 {
 	exit_now("_Exit");
 	leave("_Exit", status);
+}
+
+/* ------------------------------------------------ a vfork child's exit() */
+
+/* A vfork child that calls exit() runs, in our shared memory, the parent's
+ * atexit list and every library's destructor, and glibc marks them done: the
+ * parent's own exit then runs neither, nor takes new atexit entries. Its
+ * exit still runs the main thread's TLS destructors, a list the child has
+ * already walked: an entry added now (from our destructor, in the child) is
+ * run by the parent's exit, which then ends the trace as ours would have. */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso) __attribute__((weak));
+extern void *__dso_handle __attribute__((weak));
+static atomic_int parent_end_armed;
+
+static void parent_end(void *unused)
+{
+	(void)unused;
+	atomic_store(&parent_end_armed, 0);
+	if (tlm__forkguard_mine() && atomic_load(&tlm__state) == TLM__RUNNING) {
+		tlm__writer_finish();
+		tlm__summary(tlm__writer_path());
+	}
+}
+
+void tlm__exit_vfork_child(void)
+{
+	/* the list is the vforking thread's: only the main thread's is run by exit */
+	if (atomic_load(&tlm__state) != TLM__RUNNING || !__cxa_thread_atexit_impl || !__dso_handle ||
+	    !pthread_equal(pthread_self(), tlm__main_thread))
+		return;
+	if (!atomic_exchange(&parent_end_armed, 1))
+		__cxa_thread_atexit_impl(parent_end, NULL, __dso_handle);
 }
 
 /* ------------------------------------------------- the host's dispositions */

@@ -9,6 +9,7 @@
  * on the hot path finds such a child; a vfork child (shared memory) is told
  * by its pid and must touch nothing.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -20,10 +21,12 @@
 #endif
 
 volatile int *tlm__fork_mark;
+pthread_t tlm__main_thread;
 static _Atomic pid_t owner; /* the process this memory belongs to */
 
 void tlm__forkguard_init(void)
 {
+	tlm__main_thread = pthread_self(); /* the constructor runs on the main thread */
 	if (!atomic_load(&owner))
 		atomic_store(&owner, getpid());
 	if (tlm__fork_mark)

@@ -156,8 +156,13 @@ __attribute__((constructor)) static void tlm_init(void)
 
 __attribute__((destructor)) static void tlm_fini(void)
 {
-	/* a vfork child that calls exit() shares our memory: hands off */
-	if (!tlm__forkguard_mine() || atomic_load(&tlm__state) != TLM__RUNNING)
+	/* a vfork child that calls exit() shares our memory: hands off (but see
+	 * exit_paths.c: the parent's exit would not run us any more) */
+	if (!tlm__forkguard_mine()) {
+		tlm__exit_vfork_child();
+		return;
+	}
+	if (atomic_load(&tlm__state) != TLM__RUNNING)
 		return;
 	tlm__writer_finish();
 	tlm__summary(tlm__writer_path());
