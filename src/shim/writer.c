@@ -308,7 +308,15 @@ void tlm__writer_end_now(int signo, const char *how)
 		unlock();
 		return;
 	}
+	/* every call that returned before us is below this; a thread still inside
+	 * a call holds the watermark back for a moment (bounded: 10 ms) */
+	uint64_t target = atomic_load(&tlm__seq);
 	tlm__wm_drain(true);
+	for (int i = 0; i < 20 && tlm__wf.next_seq < target; i++) {
+		struct timespec ms = {0, 500000};
+		nanosleep(&ms, NULL);
+		tlm__wm_drain(true);
+	}
 	if (!tlm__wf.failed) {
 		if (signo)
 			tlm__wf_check(tlm_tw_signal(tlm__wf.tw, signo));
