@@ -317,6 +317,31 @@ static void test_summary_with_host_sigchld(void **s)
 	}
 }
 
+/* relative TLM_OUTPUT and a chdir: the trace lands where the process
+ * started, and the summary finds it */
+static void test_relative_output_survives_chdir(void **s)
+{
+	(void)s;
+	char old[4096], dir[] = "/tmp/tlm-e2e-rel-XXXXXX", tool[600];
+	assert_non_null(getcwd(old, sizeof old));
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chdir(dir), 0);
+	snprintf(tool, sizeof tool, "TLM_TOOL=%s", getenv("TLM_TEST_TLM"));
+	const char *args[] = {"chdir", NULL};
+	const char *env[] = {"TLM_OUTPUT=rel-%p.trace", "TLM_SUMMARY=1", tool, NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	assert_int_equal(chdir(old), 0);
+	show_on_failure(&r, WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	char want[200], cmd[400];
+	snprintf(want, sizeof want, "full report: tlm report %s/rel-", dir);
+	assert_non_null(strstr(r.stderr_text, want));
+	assert_non_null(strstr(r.stderr_text, "2 events"));
+	snprintf(cmd, sizeof cmd, "ls %s/rel-*.trace >/dev/null 2>&1 && rm -rf '%s'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_vfork_child_exit_leaves_parent_alone),
 		cmocka_unit_test(test_failed_exec_goes_on),
 		cmocka_unit_test(test_summary_with_host_sigchld),
+		cmocka_unit_test(test_relative_output_survives_chdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,8 +284,18 @@ static int sigchld(const char *mode)
 	return 0;
 }
 
+/* a relative TLM_OUTPUT, then a chdir before the first call */
+static int do_chdir(void)
+{
+	wl_check(chdir("/") == 0, "chdir");
+	allocs(2, 9700);
+	return 0;
+}
+
 int wl_edges(int argc, char **argv)
 {
+	if (!strcmp(argv[1], "chdir"))
+		return do_chdir();
 	const char *s = argv[1];
 	unsigned n = argc > 2 ? (unsigned)strtoul(argv[argc - 1], NULL, 10) : 5;
 	if (!strcmp(s, "fast-exit"))
