@@ -54,6 +54,9 @@ bool tlm__fd_reported(void) TLM_HIDDEN; /* the failure was already explained */
 /* exit_paths.c */
 void tlm__exit_paths_init(void) TLM_HIDDEN; /* constructor: termination signals */
 void tlm__exit_vfork_child(void) TLM_HIDDEN; /* our destructor, run by a vfork child's exit() */
+/* A termination signal that interrupted this thread's drain: called when
+ * the drain lets go of the writer lock; ends the trace and re-raises sig. */
+void tlm__exit_term_deferred(int sig) TLM_HIDDEN __attribute__((noreturn));
 
 /* manifest.c: under `tlm run`, the trace's path is added to its list */
 void tlm__manifest_add(const char *path) TLM_HIDDEN;
@@ -66,6 +69,9 @@ int tlm__spawn_quiet(const char *path, char *const argv[], char *const envp[], i
  * or PROP end=how + END, flush; the writer lock stays held (the process is
  * going), so no other thread starts a chunk it would cut. */
 void tlm__writer_end_now(int signo, const char *how) TLM_HIDDEN;
+/* When this thread holds the lock (a signal interrupted its drain), the end
+ * is deferred to its unlock, and this says so. */
+bool tlm__writer_end_deferred(void) TLM_HIDDEN;
 /* exec: everything written and marked (PROP end=exec) under the lock, held
  * across the exec; if the exec fails, the trace just goes on. */
 void tlm__writer_exec_begin(void) TLM_HIDDEN;

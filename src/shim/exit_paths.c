@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "shim/edges.h"
+#include "shim/ring.h"
 
 #define RTLD_NEXT_HANDLE ((void *)-1l)
 
@@ -65,14 +66,8 @@ static int term_index(int sig)
 
 /* ---------------------------------------------------------------- the ends */
 
-static void on_term(int sig, siginfo_t *info, void *uctx)
+static void die_of(int sig, bool mine)
 {
-	(void)info;
-	(void)uctx;
-	int saved = errno;
-	bool mine = tlm__forkguard_mine(); /* false in a vfork child: shared memory, hands off */
-	if (mine && atomic_load(&tlm__state) == TLM__RUNNING)
-		tlm__writer_end_now(sig, NULL);
 	int k = term_index(sig);
 	if (mine && k >= 0)
 		atomic_store(&views[k].owned, 0);
@@ -81,10 +76,37 @@ static void on_term(int sig, siginfo_t *info, void *uctx)
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
 	real_sigaction(sig, &dfl, NULL);
-	/* blocked while this handler runs: it is delivered, with the default
-	 * action, as soon as we return */
+	/* blocked while the handler runs: delivered, with the default action,
+	 * as soon as it returns (at once outside a handler) */
 	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
+static void on_term(int sig, siginfo_t *info, void *uctx)
+{
+	(void)info;
+	(void)uctx;
+	int saved = errno;
+	bool mine = tlm__forkguard_mine(); /* false in a vfork child: shared memory, hands off */
+	if (mine && atomic_load(&tlm__state) == TLM__RUNNING) {
+		/* interrupted inside a hooked call: that call never returns, so its
+		 * event (not published) must not hold the others back */
+		struct tlm__ring *r = tlm__depth ? tlm__ring_peek() : NULL;
+		if (r)
+			atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_seq_cst);
+		tlm__writer_end_now(sig, NULL);
+	}
+	if (mine && tlm__writer_end_deferred())
+		return; /* this thread was draining: the drain ends, then the trace, then the process */
+	die_of(sig, mine);
 	errno = saved;
+}
+
+void tlm__exit_term_deferred(int sig)
+{
+	tlm__writer_end_now(sig, NULL);
+	die_of(sig, true);
+	for (;;) /* not reached: the signal is unblocked here */
+		syscall(SYS_exit_group, 128 + sig);
 }
 
 static void install_ours(int sig)

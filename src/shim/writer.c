@@ -53,6 +53,8 @@ static _Atomic uint64_t start_realtime, start_monotonic;
 
 /* ---------------------------------------------------------------- lock */
 
+static TLM_TLS bool holding; /* this thread holds wlock (a signal handler must not wait for it) */
+
 static void lock(void)
 {
 	unsigned spins = 0;
@@ -60,6 +62,7 @@ static void lock(void)
 		if (++spins > 64)
 			sched_yield();
 	}
+	holding = true;
 }
 
 static bool trylock_for_ms(unsigned ms)
@@ -70,12 +73,21 @@ static bool trylock_for_ms(unsigned ms)
 			return false;
 		sched_yield();
 	}
+	holding = true;
 	return true;
 }
 
+static TLM_TLS int deferred_sig; /* a termination signal that came while this thread drained */
+
 static void unlock(void)
 {
+	holding = false;
 	atomic_store_explicit(&wlock, 0, memory_order_release);
+	if (TLM_UNLIKELY(deferred_sig)) {
+		int sig = deferred_sig;
+		deferred_sig = 0;
+		tlm__exit_term_deferred(sig); /* does not return */
+	}
 }
 
 /* ---------------------------------------------------------------- sink */
@@ -302,19 +314,30 @@ void tlm__writer_signal(int signo)
 
 void tlm__writer_end_now(int signo, const char *how)
 {
-	if (!tlm__wf.tw || !trylock_for_ms(200))
+	/* the writer may be descheduled holding the lock on a loaded machine:
+	 * wait for it, unless this very thread holds it (a handler that
+	 * interrupted a drain), bounded all the same */
+	if (!tlm__wf.tw)
+		return;
+	if (holding) { /* finish the drain it interrupted first: unlock() ends the trace */
+		if (signo)
+			deferred_sig = signo;
+		return;
+	}
+	if (!trylock_for_ms(5000))
 		return;
 	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
 		unlock();
 		return;
 	}
 	/* every call that returned before us is below this; a thread still inside
-	 * a call holds the watermark back for a moment (bounded: 10 ms) */
-	uint64_t target = atomic_load(&tlm__seq);
+	 * a call holds the watermark until it returns, which on a loaded machine
+	 * can take a few time slices: wait for it, at most 1 s */
+	uint64_t target = atomic_load(&tlm__seq), until = tlm__now_ns() + 1000000000ull;
 	tlm__wm_drain(true);
-	for (int i = 0; i < 20 && tlm__wf.next_seq < target; i++) {
-		struct timespec ms = {0, 500000};
-		nanosleep(&ms, NULL);
+	while (tlm__wf.next_seq < target && tlm__now_ns() < until) {
+		struct timespec t = {0, 200000};
+		nanosleep(&t, NULL);
 		tlm__wm_drain(true);
 	}
 	if (!tlm__wf.failed) {
@@ -328,6 +351,11 @@ void tlm__writer_end_now(int signo, const char *how)
 	}
 	atomic_store_explicit(&tlm__state, TLM__CLOSED, memory_order_release);
 	/* the lock stays held: the process is going */
+}
+
+bool tlm__writer_end_deferred(void)
+{
+	return deferred_sig != 0;
 }
 
 static bool exec_locked;
