@@ -15,6 +15,7 @@
  * host sets a handler or SIG_IGN it gets exactly that; when it sets SIG_DFL
  * again ours comes back. Dispositions set by raw syscalls bypass this.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,10 @@
 #include "shim/ring.h"
 
 #define RTLD_NEXT_HANDLE ((void *)-1l)
+/* Sanitizer runtimes install their handlers through sigaction while they
+ * start, before they can run instrumented code: that path is not
+ * instrumented (as dlsym's, procaddr.c). */
+#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
 static const int term_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 #define NTERM (sizeof term_sigs / sizeof term_sigs[0])
@@ -41,7 +46,7 @@ static atomic_int active;
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static _Atomic(sigaction_fn) real_sa;
 
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+NO_SANITIZE static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	sigaction_fn f = atomic_load_explicit(&real_sa, memory_order_acquire);
 	if (!f) {
@@ -56,7 +61,7 @@ static int real_sigaction(int sig, const struct sigaction *act, struct sigaction
 	return f(sig, act, old);
 }
 
-static int term_index(int sig)
+NO_SANITIZE static int term_index(int sig)
 {
 	for (size_t k = 0; k < NTERM; k++)
 		if (term_sigs[k] == sig)
@@ -109,14 +114,34 @@ void tlm__exit_term_deferred(int sig)
 		syscall(SYS_exit_group, 128 + sig);
 }
 
-static void install_ours(int sig)
+static TLM_TLS int self_install; /* our own handler is on its way through a sanitizer's sigaction */
+
+/* is f defined in libtlm itself? (the plain name sigaction may bind to a
+ * sanitizer's, so addresses are compared by the object that holds them) */
+static bool ours(void *f)
+{
+	Dl_info a, b;
+	return dladdr(f, &a) && dladdr((void *)&tlm__exit_paths_init, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+/* Through whatever sigaction comes first (a sanitizer runtime's, which wraps
+ * the handler and then calls ours, which then passes it on), so that a
+ * ThreadSanitizer build knows the handler; in a plain process that is ours. */
+NO_SANITIZE static void install_ours(int sig)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_term;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* one end at a time */
-	real_sigaction(sig, &sa, NULL);
+	sigaction_fn first = (sigaction_fn)dlsym(RTLD_DEFAULT, "sigaction");
+	if (first && !ours((void *)first)) {
+		self_install = 1;
+		first(sig, &sa, NULL);
+		self_install = 0;
+	} else {
+		real_sigaction(sig, &sa, NULL);
+	}
 }
 
 void tlm__exit_paths_init(void)
@@ -199,10 +224,10 @@ void tlm__exit_vfork_child(void)
 
 /* ------------------------------------------------- the host's dispositions */
 
-TLM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+NO_SANITIZE TLM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	int k = term_index(sig);
-	if (k < 0 || !atomic_load(&active))
+	if (k < 0 || !atomic_load(&active) || self_install)
 		return real_sigaction(sig, act, old);
 	struct view *v = &views[k];
 	struct sigaction prev;
@@ -231,7 +256,7 @@ typedef void (*handler_fn)(int);
 
 /* glibc's signal(): BSD semantics (SA_RESTART, the signal blocked in its
  * handler) */
-static handler_fn set_handler(int sig, handler_fn h)
+NO_SANITIZE static handler_fn set_handler(int sig, handler_fn h)
 {
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
@@ -245,7 +270,7 @@ static handler_fn set_handler(int sig, handler_fn h)
 	return old.sa_handler;
 }
 
-TLM_EXPORT handler_fn signal(int sig, handler_fn h)
+NO_SANITIZE TLM_EXPORT handler_fn signal(int sig, handler_fn h)
 {
 	if (term_index(sig) < 0 || !atomic_load(&active)) {
 		static _Atomic(handler_fn (*)(int, handler_fn)) real_signal;
@@ -262,7 +287,7 @@ TLM_EXPORT handler_fn signal(int sig, handler_fn h)
 	return set_handler(sig, h);
 }
 
-TLM_EXPORT handler_fn bsd_signal(int sig, handler_fn h)
+NO_SANITIZE TLM_EXPORT handler_fn bsd_signal(int sig, handler_fn h)
 {
 	return signal(sig, h);
 }

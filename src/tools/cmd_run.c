@@ -91,17 +91,6 @@ int tlm_find_library(char *out, size_t len)
 
 void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_summary); /* run_traces.c */
 
-static volatile sig_atomic_t child_pid;
-
-/* Forwarded to the program: what a process sent us (a scheduler's SIGTERM);
- * a terminal's Ctrl-C reached the program's process group by itself. */
-static void forward(int sig, siginfo_t *info, void *uctx)
-{
-	(void)uctx;
-	if (child_pid > 0 && (!info || info->si_code <= 0))
-		kill((pid_t)child_pid, sig);
-}
-
 static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NFWD (sizeof fwd_sigs / sizeof fwd_sigs[0])
 
@@ -182,28 +171,23 @@ int tlm_cmd_run(int argc, char **argv)
 	}
 	if (mfd >= 0)
 		close(mfd);
-	struct sigaction fw, old[NFWD];
-	memset(&fw, 0, sizeof fw);
-	fw.sa_sigaction = forward;
-	fw.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&fw.sa_mask);
+	/* the signals to forward and SIGCHLD are taken synchronously
+	 * (sigwaitinfo), never by a handler */
 	sigset_t block, oldmask;
 	sigemptyset(&block);
 	for (size_t k = 0; k < NFWD; k++)
 		sigaddset(&block, fwd_sigs[k]);
-	sigprocmask(SIG_BLOCK, &block, &oldmask); /* until child_pid is known */
-	for (size_t k = 0; k < NFWD; k++)
-		sigaction(fwd_sigs[k], &fw, &old[k]);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &oldmask);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "tlm run: fork: %s\n", strerror(errno));
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		if (mfd >= 0)
 			unlink(manifest);
 		return 1;
 	}
 	if (pid == 0) {
-		for (size_t k = 0; k < NFWD; k++)
-			sigaction(fwd_sigs[k], &old[k], NULL);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		const char *prev = getenv("LD_PRELOAD");
 		size_t l = strlen(lib) + (prev ? strlen(prev) + 2 : 1);
@@ -222,19 +206,24 @@ int tlm_cmd_run(int argc, char **argv)
 		fprintf(stderr, "tlm run: cannot run %s: %s\n", argv[i], strerror(errno));
 		_exit(127);
 	}
-	child_pid = pid;
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	int st;
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
+	int st = 1 << 8;
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
 			fprintf(stderr, "tlm run: waitpid: %s\n", strerror(errno));
 			st = 1 << 8;
 			break;
 		}
+		siginfo_t si;
+		int sig = sigwaitinfo(&block, &si);
+		/* what a process sent us (a scheduler's SIGTERM) goes to the program;
+		 * a terminal's Ctrl-C reached the program's process group by itself */
+		if (sig > 0 && sig != SIGCHLD && si.si_code <= 0)
+			kill(pid, sig);
 	}
-	child_pid = 0;
-	for (size_t k = 0; k < NFWD; k++)
-		sigaction(fwd_sigs[k], &old[k], NULL);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 127)) /* 127: could not run it, nothing recorded */
 		tlm_run_report(manifest, argv[i], (int)pid, summary);

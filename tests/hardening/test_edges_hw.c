@@ -109,6 +109,8 @@ static void test_term_signal_random_moments(void **s)
 		uint64_t after = calls_now(prog);
 		struct trace t;
 		load_one(&p, &t);
+		if (t.state != TLM_TRACE_SIGNAL)
+			fprintf(stderr, "state %d, %zu signal records, stderr:\n%s\n", t.state, t.nsignals, p.r.stderr_text);
 		assert_int_equal(t.state, TLM_TRACE_SIGNAL);
 		assert_int_equal(t.signo, sig);
 		fprintf(stderr, "term %2d: signal %2d at %3u ms: %8zu events, %8llu calls before it, %8llu at the end\n", i,

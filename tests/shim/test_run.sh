@@ -45,7 +45,7 @@ check "[ \"\$(cat '$dir/precious')\" = precious ] && [ -L '$dir/link.trace' ]"
 # 128 + 15 and the report of what it recorded is printed
 "$tlm" run --output "$dir/t.trace" -- "$wl" term 0 3 > /dev/null 2> "$dir/err6" &
 tp=$!
-for _ in $(seq 100); do [ -s "$dir/t.trace" ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -s "$dir/t.trace" ] && break; sleep 0.05; done
 sleep 0.2
 kill -TERM $tp
 set +e
@@ -55,10 +55,13 @@ set -e
 check "[ $stt -eq 143 ]"
 check "grep -q 'exit signal, 3 events' '$dir/err6'"
 # children: every trace of the run is listed, with the command for the report
+# (ThreadSanitizer cannot follow the fork child's writer thread)
+case "${TLM_TEST_PRELOAD_FIRST:-}" in *tsan*) ;; *)
 "$tlm" run --output "$dir/f-%p.trace" -- "$wl" fork > /dev/null 2> "$dir/err7"
 check "grep -q '^tlm run: 2 traces from this run:$' '$dir/err7'"
 check "[ \$(grep -c '^  $dir/f-[0-9]*.trace: pid [0-9]*, exit clean, ' '$dir/err7') -eq 2 ]"
 check "grep -q '^full report: tlm report ' '$dir/err7'"
+;; esac
 # a parent that records nothing but whose child does: never "left no trace"
 "$tlm" run --output "$dir/q-%p.trace" -- sh -c "\"$wl\" burst 3" > /dev/null 2> "$dir/err8"
 check "! grep -q 'left no trace' '$dir/err8'"
