@@ -45,6 +45,7 @@ static inline void tlm__forkguard_check(void)
  * open trace; resets a raw-fork child first, and is false in a vfork child. */
 bool tlm__forkguard_mine(void) TLM_HIDDEN;
 void tlm__lifecycle_child_reset(void) TLM_HIDDEN; /* lifecycle.c: the atfork child handler */
+extern TLM_TLS bool tlm__starting_here TLM_HIDDEN; /* lifecycle.c: this thread is opening the trace */
 
 /* fdguard.c */
 int tlm__fd_adopt(int fd, const char *path) TLM_HIDDEN; /* moves fd high, remembers its identity; returns the fd to use */
@@ -54,9 +55,12 @@ bool tlm__fd_reported(void) TLM_HIDDEN; /* the failure was already explained */
 /* exit_paths.c */
 void tlm__exit_paths_init(void) TLM_HIDDEN; /* constructor: termination signals */
 void tlm__exit_vfork_child(void) TLM_HIDDEN; /* our destructor, run by a vfork child's exit() */
-/* A termination signal that interrupted this thread's drain: called when
- * the drain lets go of the writer lock; ends the trace and re-raises sig. */
-void tlm__exit_term_deferred(int sig) TLM_HIDDEN __attribute__((noreturn));
+/* A termination signal that came while this thread could not end the trace
+ * (it was draining, or opening the trace): pending here until the drain lets
+ * go of the writer lock or the trace is open, then tlm__exit_term_deferred
+ * ends the trace and raises the signal again. */
+extern TLM_TLS int tlm__term_pending TLM_HIDDEN;
+void tlm__exit_term_deferred(void) TLM_HIDDEN __attribute__((noreturn));
 
 /* manifest.c: under `tlm run`, the trace's path is added to its list */
 void tlm__manifest_add(const char *path) TLM_HIDDEN;
@@ -69,9 +73,7 @@ int tlm__spawn_quiet(const char *path, char *const argv[], char *const envp[], i
  * or PROP end=how + END, flush; the writer lock stays held (the process is
  * going), so no other thread starts a chunk it would cut. */
 void tlm__writer_end_now(int signo, const char *how) TLM_HIDDEN;
-/* When this thread holds the lock (a signal interrupted its drain), the end
- * is deferred to its unlock, and this says so. */
-bool tlm__writer_end_deferred(void) TLM_HIDDEN;
+/* (when this thread holds the lock, a signal's end is left pending) */
 /* exec: everything written and marked (PROP end=exec) under the lock, held
  * across the exec; if the exec fails, the trace just goes on. */
 void tlm__writer_exec_begin(void) TLM_HIDDEN;

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim/edges.h"
@@ -86,13 +87,31 @@ static void die_of(int sig, bool mine)
 	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 }
 
+/* An end that comes while another thread opens the trace (its first event)
+ * waits for it, bounded: the trace then says how the process ended. */
+static int state_settled(void)
+{
+	int s = atomic_load(&tlm__state);
+	for (int i = 0; s == TLM__STARTING && !tlm__starting_here && i < 5000; i++) {
+		struct timespec t = {0, 200000};
+		nanosleep(&t, NULL);
+		s = atomic_load(&tlm__state);
+	}
+	return s;
+}
+
 static void on_term(int sig, siginfo_t *info, void *uctx)
 {
 	(void)info;
 	(void)uctx;
 	int saved = errno;
 	bool mine = tlm__forkguard_mine(); /* false in a vfork child: shared memory, hands off */
-	if (mine && atomic_load(&tlm__state) == TLM__RUNNING) {
+	if (mine && tlm__starting_here && atomic_load(&tlm__state) == TLM__STARTING) {
+		tlm__term_pending = sig; /* this thread is opening the trace: end it once open */
+		errno = saved;
+		return;
+	}
+	if (mine && state_settled() == TLM__RUNNING) {
 		/* interrupted inside a hooked call: that call never returns, so its
 		 * event (not published) must not hold the others back */
 		struct tlm__ring *r = tlm__depth ? tlm__ring_peek() : NULL;
@@ -100,15 +119,20 @@ static void on_term(int sig, siginfo_t *info, void *uctx)
 			atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_seq_cst);
 		tlm__writer_end_now(sig, NULL);
 	}
-	if (mine && tlm__writer_end_deferred())
+	if (mine && tlm__term_pending)
 		return; /* this thread was draining: the drain ends, then the trace, then the process */
 	die_of(sig, mine);
 	errno = saved;
 }
 
-void tlm__exit_term_deferred(int sig)
+TLM_TLS int tlm__term_pending;
+
+void tlm__exit_term_deferred(void)
 {
-	tlm__writer_end_now(sig, NULL);
+	int sig = tlm__term_pending;
+	tlm__term_pending = 0;
+	if (atomic_load(&tlm__state) == TLM__RUNNING)
+		tlm__writer_end_now(sig, NULL);
 	die_of(sig, true);
 	for (;;) /* not reached: the signal is unblocked here */
 		syscall(SYS_exit_group, 128 + sig);
@@ -161,7 +185,7 @@ void tlm__exit_paths_init(void)
 static void exit_now(const char *how)
 {
 	int saved = errno;
-	if (atomic_load(&tlm__state) == TLM__RUNNING && tlm__forkguard_mine())
+	if (tlm__forkguard_mine() && state_settled() == TLM__RUNNING)
 		tlm__writer_end_now(0, how);
 	errno = saved;
 }

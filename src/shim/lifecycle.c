@@ -38,16 +38,25 @@ void tlm__config_ensure(void)
 	load_config_once();
 }
 
+TLM_TLS bool tlm__starting_here; /* this thread is starting the trace */
+
 bool tlm__start_slow(void)
 {
 	int expect = TLM__UNINIT;
 	if (atomic_compare_exchange_strong(&tlm__state, &expect, TLM__STARTING)) {
+		tlm__starting_here = true;
 		load_config_once();
 		if (tlm__cfg.disabled || tlm__writer_start() != 0) {
 			atomic_store_explicit(&tlm__state, TLM__OFF, memory_order_release);
+			tlm__starting_here = false;
+			if (TLM_UNLIKELY(tlm__term_pending))
+				tlm__exit_term_deferred();
 			return false;
 		}
 		atomic_store_explicit(&tlm__state, TLM__RUNNING, memory_order_release);
+		tlm__starting_here = false;
+		if (TLM_UNLIKELY(tlm__term_pending)) /* SIGTERM & co. while the trace opened */
+			tlm__exit_term_deferred();
 		return true;
 	}
 	/* another thread is starting the trace: wait for it (bounded by its I/O) */

@@ -77,17 +77,12 @@ static bool trylock_for_ms(unsigned ms)
 	return true;
 }
 
-static TLM_TLS int deferred_sig; /* a termination signal that came while this thread drained */
-
 static void unlock(void)
 {
 	holding = false;
 	atomic_store_explicit(&wlock, 0, memory_order_release);
-	if (TLM_UNLIKELY(deferred_sig)) {
-		int sig = deferred_sig;
-		deferred_sig = 0;
-		tlm__exit_term_deferred(sig); /* does not return */
-	}
+	if (TLM_UNLIKELY(tlm__term_pending) && !tlm__starting_here) /* a termination signal came while this thread drained */
+		tlm__exit_term_deferred();        /* does not return */
 }
 
 /* ---------------------------------------------------------------- sink */
@@ -321,7 +316,7 @@ void tlm__writer_end_now(int signo, const char *how)
 		return;
 	if (holding) { /* finish the drain it interrupted first: unlock() ends the trace */
 		if (signo)
-			deferred_sig = signo;
+			tlm__term_pending = signo;
 		return;
 	}
 	if (!trylock_for_ms(5000))
@@ -351,11 +346,6 @@ void tlm__writer_end_now(int signo, const char *how)
 	}
 	atomic_store_explicit(&tlm__state, TLM__CLOSED, memory_order_release);
 	/* the lock stays held: the process is going */
-}
-
-bool tlm__writer_end_deferred(void)
-{
-	return deferred_sig != 0;
 }
 
 static bool exec_locked;
