@@ -39,6 +39,7 @@ struct tlm__config {
 	bool disabled;         /* TLM_DISABLE=1 or a setuid/setgid process */
 	unsigned writer_delay_ms; /* TLM_DEBUG_WRITER_DELAY_MS: tests fill rings with it */
 	bool verify_stacks;    /* TLM_DEBUG_STACK_VERIFY: check every cached stack */
+	bool stack_stats;      /* TLM_DEBUG_STACK_STATS: unwind cache hits and misses at exit */
 	bool summary;          /* TLM_SUMMARY: end-of-run report on stderr */
 	bool python_off;       /* TLM_PYTHON=off: no Python stacks or GC flags */
 	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */
@@ -137,6 +138,9 @@ void tlm__free_end(struct tlm__rec *r, int32_t result) TLM_HIDDEN;
 
 /* ---- driver helpers (driver_query.c) ---- */
 int16_t tlm__current_device(void) TLM_HIDDEN;
+/* A free's device: the current one, else the one ptr lives on (no context
+ * is current yet in a thread whose first runtime call is the free). */
+int16_t tlm__free_device(uint64_t ptr) TLM_HIDDEN;
 uint64_t tlm__device_free_bytes(void) TLM_HIDDEN;
 
 /* ---- writer (writer.c) ---- */

@@ -279,6 +279,7 @@ void tlm__writer_finish(void)
 		nanosleep(&ms, NULL);
 		tlm__wm_drain(false);
 	}
+	tlm__wm_drain_final();
 	tlm__stack_report();
 	if (tlm__wf.order_errors)
 		tlm__log("internal error: %llu events out of sequence", (unsigned long long)tlm__wf.order_errors);
@@ -410,7 +411,8 @@ void tlm__writer_atfork_child(void)
 	tlm__wf.fd = -1;
 	tlm__wm_reset_child();
 	tlm__wi_reset();
-	tlm__wf.next_seq = tlm__wf.order_errors = tlm__wf.discarded = 0;
+	tlm__wf.next_seq = tlm__wf.order_errors = tlm__wf.discarded = tlm__wf.late = 0;
+	tlm__wf.bypassed = false;
 	tlm__wf.failed = false;
 	W.thread_started = false;
 	W.props_live = false;

@@ -25,6 +25,8 @@ struct tlm__wfile {
 	uint64_t next_seq;      /* the seq the next event should have */
 	uint64_t order_errors;
 	uint64_t discarded;     /* events not written after a write failure */
+	bool bypassed;          /* the watermark went past a stuck thread (writer_merge.c) */
+	uint64_t late;          /* events written late (TLM_EVF_LATE) */
 };
 extern struct tlm__wfile tlm__wf TLM_HIDDEN;
 void tlm__wf_check(int rc) TLM_HIDDEN; /* keeps the first error; afterwards everything is counted, not written */
@@ -37,6 +39,7 @@ void tlm__wi_reset(void) TLM_HIDDEN; /* forget all (fork child) */
 
 /* writer_merge.c */
 void tlm__wm_drain(bool no_alloc) TLM_HIDDEN; /* one drain of every ring into the trace */
+void tlm__wm_drain_final(void) TLM_HIDDEN; /* last drain: passes every in-flight thread */
 void tlm__wm_reset_child(void) TLM_HIDDEN;    /* fork child: drop staging of the parent's rings */
 
 #endif

@@ -30,6 +30,8 @@ struct staged {
 struct wring {
 	uint32_t gen;
 	bool known;
+	uint64_t stuck_seq, stuck_since; /* the in-flight bound last seen, and since when */
+	bool stuck_said;
 	uint64_t lost_seen;
 	struct staged *buf;
 	size_t pos, n, cap;
@@ -165,6 +167,12 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 	}
 	/* the owner is gone and everything is out: the ring may be reused */
 	if (st == TLM__RING_EXITED && tail == atomic_load_explicit(&r->head, memory_order_acquire)) {
+		if (atomic_load_explicit(&r->inflight, memory_order_acquire) != UINT64_MAX) {
+			/* its owner left inside a hooked call (cancelled, longjmp'd): that event never came */
+			atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
+			if (!tlm__wf.failed)
+				tlm__wf_check(tlm_tw_lost(tlm__wf.tw, r->thread_index, 1));
+		}
 		int ex = TLM__RING_EXITED;
 		atomic_compare_exchange_strong(&r->state, &ex, TLM__RING_FREE);
 	}
@@ -195,9 +203,14 @@ static void merge(uint64_t wmark, uint32_t nr)
 		if (!best)
 			break;
 		bw->pos++;
-		if (best->seq != tlm__wf.next_seq)
-			tlm__wf.order_errors++;
-		tlm__wf.next_seq = best->seq + 1;
+		if (best->seq < tlm__wf.next_seq && tlm__wf.bypassed) {
+			best->ev.flags |= TLM_EVF_LATE; /* its thread was passed by (stuck()) */
+			tlm__wf.late++;
+		} else {
+			if (best->seq != tlm__wf.next_seq && !tlm__wf.bypassed)
+				tlm__wf.order_errors++;
+			tlm__wf.next_seq = best->seq + 1;
+		}
 		if (tlm__wf.failed)
 			tlm__wf.discarded++;
 		else
@@ -210,6 +223,43 @@ static void merge(uint64_t wmark, uint32_t nr)
 	}
 }
 
+/* A producer that stays inside one hooked call (blocked in the driver,
+ * cancelled, longjmp'd out) must not hold every other thread's events back
+ * for good: after STUCK_NS with the same announced bound, or at once when its
+ * owner is gone, the watermark ignores it. Its event, if it ever comes, is
+ * then written late and flagged TLM_EVF_LATE; one that never comes is counted
+ * as lost when its ring is recycled or the trace ends. */
+#define STUCK_NS 1000000000ull
+
+static bool final_pass;
+
+static bool stuck(struct tlm__ring *r, uint64_t f, uint64_t now)
+{
+	struct wring *w = wstate(r);
+	if (final_pass) {
+		tlm__wf.bypassed = true;
+		return true;
+	}
+	if (atomic_load_explicit(&r->state, memory_order_acquire) != TLM__RING_ACTIVE)
+		return true; /* no owner: nothing can be in flight */
+	if (w->stuck_seq != f) {
+		w->stuck_seq = f;
+		w->stuck_since = now;
+		w->stuck_said = false;
+		return false;
+	}
+	if (now - w->stuck_since < STUCK_NS)
+		return false;
+	tlm__wf.bypassed = true;
+	if (!w->stuck_said) {
+		w->stuck_said = true;
+		tlm__log("thread %d has been inside one CUDA call for more than %llu ms: the other threads' events are "
+			 "written without waiting for it (its event, if it returns, is flagged late)",
+			 (int)r->tid, (unsigned long long)(STUCK_NS / 1000000));
+	}
+	return true;
+}
+
 /* Caller holds the lock. */
 void tlm__wm_drain(bool no_alloc)
 {
@@ -220,6 +270,7 @@ void tlm__wm_drain(bool no_alloc)
 	tlm__clock_calibrate();
 	/* watermark first, then heads: every event below it is published */
 	uint64_t wmark = atomic_load_explicit(&tlm__seq, memory_order_seq_cst);
+	uint64_t now = tlm__now_ns();
 	uint32_t nr = atomic_load_explicit(&tlm__nrings, memory_order_acquire);
 	if (nr > TLM__MAX_RINGS)
 		nr = TLM__MAX_RINGS;
@@ -228,7 +279,7 @@ void tlm__wm_drain(bool no_alloc)
 		if (!r)
 			continue;
 		uint64_t f = atomic_load_explicit(&r->inflight, memory_order_seq_cst);
-		if (f < wmark)
+		if (f < wmark && !stuck(r, f, now))
 			wmark = f;
 	}
 	stage_cap = UINT64_MAX;
@@ -245,6 +296,21 @@ void tlm__wm_drain(bool no_alloc)
 	}
 	if (!tlm__wf.failed)
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+}
+
+/* The trace ends: write everything, whoever is still inside a hooked call;
+ * an event still in flight will not be in this trace: count it lost. */
+void tlm__wm_drain_final(void)
+{
+	final_pass = true;
+	tlm__wm_drain(false);
+	final_pass = false;
+	uint32_t nr = atomic_load_explicit(&tlm__nrings, memory_order_acquire);
+	for (uint32_t i = 0; i < nr && i < TLM__MAX_RINGS; i++) {
+		struct tlm__ring *r = atomic_load_explicit(&tlm__rings[i], memory_order_acquire);
+		if (r && atomic_load_explicit(&r->inflight, memory_order_acquire) != UINT64_MAX && !tlm__wf.failed)
+			tlm__wf_check(tlm_tw_lost(tlm__wf.tw, r->thread_index, 1));
+	}
 }
 
 void tlm__wm_reset_child(void)
