@@ -139,6 +139,7 @@ void tlm__exit_term_deferred(void)
 }
 
 static TLM_TLS int self_install; /* our own handler is on its way through a sanitizer's sigaction */
+static sigaction_fn first_sa;     /* a sanitizer's sigaction, found at load; NULL: none */
 
 /* is f defined in libtlm itself? (the plain name sigaction may bind to a
  * sanitizer's, so addresses are compared by the object that holds them) */
@@ -158,10 +159,9 @@ NO_SANITIZE static void install_ours(int sig)
 	sa.sa_sigaction = on_term;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* one end at a time */
-	sigaction_fn first = (sigaction_fn)dlsym(RTLD_DEFAULT, "sigaction");
-	if (first && !ours((void *)first)) {
+	if (first_sa) {
 		self_install = 1;
-		first(sig, &sa, NULL);
+		first_sa(sig, &sa, NULL);
 		self_install = 0;
 	} else {
 		real_sigaction(sig, &sa, NULL);
@@ -170,6 +170,11 @@ NO_SANITIZE static void install_ours(int sig)
 
 void tlm__exit_paths_init(void)
 {
+	/* looked up once: the host may set SIG_DFL from a signal handler, where
+	 * the loader's lock must not be taken */
+	sigaction_fn first = (sigaction_fn)dlsym(RTLD_DEFAULT, "sigaction");
+	if (first && !ours((void *)first))
+		first_sa = first;
 	for (size_t k = 0; k < NTERM; k++) {
 		struct sigaction cur;
 		if (real_sigaction(term_sigs[k], NULL, &cur) != 0 || cur.sa_handler != SIG_DFL ||
