@@ -11,7 +11,8 @@
  * free-running 64-bit counters (never wrap in practice).
  *
  * Global order: a producer announces a lower bound of its sequence number in
- * `inflight` (seq_cst) before taking one from tlm__seq, and clears it after
+ * `inflight` (seq_cst; one past the ring's own last number, since numbers only
+ * grow) before taking one from tlm__seq, and clears it after
  * publishing; the writer only emits events below the smallest announced bound,
  * so the merged stream is in exact sequence order without ever waiting.
  */
@@ -97,6 +98,7 @@ struct tlm__ring {
 	_Alignas(TLM__CACHELINE) _Atomic uint64_t head;
 	uint64_t cached_tail;
 	_Atomic uint64_t inflight;  /* UINT64_MAX when idle */
+	uint64_t last_seq;          /* one past this ring's last seq: its next bound */
 	_Atomic uint64_t lost;      /* events dropped (drop mode, no memory) */
 	_Atomic uint32_t kicked;    /* producer asked the writer to drain */
 	/* consumer's line */
