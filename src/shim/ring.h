@@ -74,6 +74,16 @@ struct tlm__sc_entry {
 	uint64_t ip[TLM__SC_DEPTH];
 	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
 };
+/* stack_walk.c: where each frame of the thread's last walk stood, so that the
+ * next walk can take over its outer frames (a free's stack differs from its
+ * alloc's only inside); its return addresses and slots stay in its entry */
+struct tlm__walk_rec {
+	struct tlm__sc_entry *e; /* the entry that holds the walk; NULL: none */
+	uint32_t depth;
+	bool natural;            /* ended by the chain's end, not by the depth limit */
+	uint64_t sp[TLM__SC_DEPTH], rbp[TLM__SC_DEPTH];
+	uint32_t slot0[TLM__SC_DEPTH]; /* its first slot: the return-address slot of its step */
+};
 struct tlm__stk_cache {
 	uint32_t next_id;
 	uint32_t arena_used;
@@ -83,6 +93,7 @@ struct tlm__stk_cache {
 	uint64_t arena[TLM__STK_ARENA];
 	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
 	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
+	struct tlm__walk_rec last; /* stack_walk.c */
 	uint64_t scratch[TLM__SCRATCH];
 };
 

@@ -97,6 +97,7 @@ void tlm__stack_thread_init(struct tlm__stk_cache *c)
 	memset(c->sc, 0, sizeof c->sc[0] * 0); /* entries are checked against gen */
 	for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
 		c->sc[i].depth = 0;
+	c->last.e = NULL;
 #if defined(__x86_64__)
 	pthread_attr_t a;
 	if (pthread_getattr_np(pthread_self(), &a) == 0) {
@@ -213,7 +214,8 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		e->depth = d;
 		e->local_id = id;
 		e->gen = c->gen;
-	}
+	} else
+		c->last.e = NULL; /* the walk's frames are not kept: nothing to take over */
 	return id;
 }
 
