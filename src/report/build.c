@@ -5,6 +5,7 @@
  * reader's window is about one chunk, so memory follows the live set and the
  * distinct stacks only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,10 @@ static char *dup_or_empty(const char *s)
 static int copy_header(struct tlm_report *rep, const struct tlm_trace_header *h, uint64_t *start)
 {
 	rep->pid = h->pid;
+	rep->job.ppid = h->ppid;
+	snprintf(rep->job.host, sizeof rep->job.host, "%s", h->host);
+	rep->job.start_realtime_ns = h->start_realtime_ns;
+	rep->job.rank = rep->job.local_rank = rep->job.world_size = -1;
 	rep->exe = dup_or_empty(h->exe);
 	rep->argv = calloc(h->argc + 1, sizeof *rep->argv);
 	if (!rep->exe || !rep->argv)
@@ -108,6 +113,7 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		case TLM_REC_PROP: /* keys this version does not know are skipped */
 			tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
 					sizeof rep->cupti_detail);
+			tlm__job_prop(&rep->job, &rec->u.prop);
 			break;
 		case TLM_REC_SIGNAL:
 			if (!have_signal)

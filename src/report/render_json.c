@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "job_info.h"
 #include "json_out.h"
 #include "render.h"
 
@@ -92,6 +93,7 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 	tlm__json_key(j, "truncation");
 	tlm__json_str(j, r->truncation);
 	tlm__json_ku(j, "lost_events", r->lost_events);
+	tlm__job_json(j, r); /* job_info.c: ppid, host, start, rank, origin */
 	tlm__json_obj_end(j);
 
 	tlm__json_key(j, "run");
@@ -246,6 +248,10 @@ static void at_peak(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_ku(j, "persistent_bytes", s->persistent_bytes);
 		tlm__json_ku(j, "persistent_count", s->persistent_count);
 		frames(j, r, s->stack_id, &L, i);
+		char key[512];
+		tlm_report_site_key(r, s->stack_id, key, sizeof key);
+		tlm__json_key(j, "site"); /* matches across the processes of a job */
+		tlm__json_str(j, key);
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);

@@ -120,6 +120,16 @@ struct tlm_report_oom {
 	uint64_t event;                  /* ordinal (1-based) of the failed allocation */
 };
 
+/* The process's place in its job (docs/job.md): header fields and the PROP
+ * records env.RANK, env.LOCAL_RANK, env.WORLD_SIZE and origin. */
+struct tlm_report_job {
+	uint32_t ppid;
+	char host[256];
+	uint64_t start_realtime_ns;     /* CLOCK_REALTIME at the trace's start_monotonic_ns */
+	int64_t rank, local_rank, world_size; /* -1: not set */
+	bool forked;                    /* a fork child of a traced process (origin=fork) */
+};
+
 struct tlm__report_priv;
 
 struct tlm_report {
@@ -176,6 +186,7 @@ struct tlm_report {
 	/* integrity */
 	size_t nerrors;
 	struct tlm_integrity_error *errors;
+	struct tlm_report_job job;
 	struct tlm__report_priv *priv;
 };
 
@@ -206,6 +217,14 @@ void tlm_report_set_resolver(struct tlm_report *r, tlm_report_resolver fn, void 
  * Python line first; the interpreter's and extensions' native frames are
  * folded) unless full is set: then the native frames follow. Default: folded. */
 void tlm_report_set_full_stacks(struct tlm_report *r, bool full);
+
+/* job_info.c: applies a PROP record to r->job (keys it does not know are
+ * ignored); and the name of a site that matches across processes of a job:
+ * its most useful frame and that frame's caller, "F < CALLER", each as
+ * "function (file:line)" with the file's base name, else "function (module)",
+ * else "module+0xOFFSET"; "(no stack)" without frames. */
+void tlm__job_prop(struct tlm_report_job *j, const struct tlm_rec_prop *p);
+void tlm_report_site_key(struct tlm_report *r, uint32_t stack_id, char *buf, size_t len);
 
 /* Renderers; return 0 or -1 on a write error. */
 int tlm_report_text(struct tlm_report *r, FILE *f);     /* the full report, <= 100 columns */

@@ -46,6 +46,8 @@ bool tlm__start_slow(void)
 	if (atomic_compare_exchange_strong(&tlm__state, &expect, TLM__STARTING)) {
 		tlm__starting_here = true;
 		load_config_once();
+		if (!tlm__cfg.disabled)
+			tlm__job_props();
 		if (tlm__cfg.disabled || tlm__writer_start() != 0) {
 			atomic_store_explicit(&tlm__state, TLM__OFF, memory_order_release);
 			tlm__starting_here = false;
@@ -142,6 +144,7 @@ void tlm__lifecycle_child_reset(void)
 	tlm__depth = 0;
 	atomic_store(&in_fatal, 0);
 	tlm__writer_atfork_child();
+	tlm__job_props_forked();
 }
 
 /* ---------------------------------------------------------------- load/exit */

@@ -162,6 +162,9 @@ uint64_t tlm__writer_order_errors(void) TLM_HIDDEN;
  * written now if a trace is open, else into each trace when it starts. Takes
  * the writer lock: not for the hot path or signal handlers. */
 void tlm__writer_prop(const char *key, const char *value) TLM_HIDDEN;
+/* job_props.c: RANK/LOCAL_RANK/WORLD_SIZE at trace start; "origin" in a fork child */
+void tlm__job_props(void) TLM_HIDDEN;
+void tlm__job_props_forked(void) TLM_HIDDEN;
 void tlm__summary(const char *trace) TLM_HIDDEN; /* summary.c: end-of-run report */
 
 /* ---- stacks (stack.c) ---- */

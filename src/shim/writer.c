@@ -32,7 +32,7 @@
 
 /* Facts about the recording (PROP records), kept so that every trace this
  * process writes (a fork child's too) gets them, whenever they were set. */
-#define NPROPS 8
+#define NPROPS 16
 static struct {
 	char key[TLM_MAX_PROP_KEY + 1];
 	char value[512];

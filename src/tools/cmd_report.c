@@ -20,10 +20,17 @@
 #include "report/export.h"
 #include "report/report.h"
 
+/* cmd_report_job.c: the job report (several inputs, a directory, a glob, a
+ * JSON report) */
+bool tlm__report_is_job_input(const char *arg);
+int tlm__report_job(char **inputs, size_t n, const char *format, const char *out, unsigned threads, bool single_opts);
+
 #define USAGE                                                                     \
 	"usage: tlm report [--format text|json|html|chrome|collapsed]\n"            \
 	"                  [--metric live|peak|peak-allocated] [--summary]\n"       \
-	"                  [--full-stacks] [-o FILE] TRACE\n"
+	"                  [--full-stacks] [-o FILE] TRACE\n"                        \
+	"       tlm report [--format text|json] [--job] [--threads N] [-o FILE]\n"  \
+	"                  TRACE|REPORT.json|DIR|GLOB...\n"
 
 static const char help[] =
 	USAGE
@@ -41,6 +48,9 @@ static const char help[] =
 	"  --full-stacks         under Python frames, also the interpreter's and extensions'\n"
 	"                        native frames (folded by default)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
+	"  --job                 the job report even for one input (docs/job.md); implied by\n"
+	"                        several inputs, a directory, a glob or a JSON report\n"
+	"  --threads N           job report: read N inputs at once (default: the online CPUs)\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"exit: 0 ok, 2 the trace cannot be read or is damaged, 64 bad usage\n";
@@ -59,7 +69,9 @@ static int usage_error(const char *fmt, const char *arg)
 int tlm_cmd_report(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *format = "text", *metric = NULL;
-	bool summary = false, dashdash = false, full_stacks = false;
+	bool summary = false, dashdash = false, full_stacks = false, job = false;
+	unsigned threads = 0;
+	size_t ninputs = 0; /* the positional arguments, moved to argv's front */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!dashdash && !strcmp(a, "--")) {
@@ -84,6 +96,14 @@ int tlm_cmd_report(int argc, char **argv)
 			out = a + 9;
 		} else if (!dashdash && !strcmp(a, "--summary")) {
 			summary = true;
+		} else if (!dashdash && !strcmp(a, "--job")) {
+			job = true;
+		} else if (!dashdash && !strcmp(a, "--threads")) {
+			char *end;
+			unsigned long t = ++i < argc ? strtoul(argv[i], &end, 10) : 0;
+			if (!t || *end || t > 256)
+				return usage_error("%s needs a number of threads, 1 to 256", a);
+			threads = (unsigned)t;
 		} else if (!dashdash && !strcmp(a, "--full-stacks")) {
 			full_stacks = true;
 		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
@@ -91,11 +111,13 @@ int tlm_cmd_report(int argc, char **argv)
 			return TLM_EXIT_OK;
 		} else if (!dashdash && a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
-		} else if (!path) {
-			path = a;
 		} else {
-			return usage_error("too many arguments ('%s')", a);
+			argv[ninputs++] = (char *)a; /* i >= ninputs + 1: never overwrites what is still to parse */
+			path = path ? path : a;
 		}
+	}
+	if (ninputs > 1 || job || (path && tlm__report_is_job_input(path))) {
+		return tlm__report_job(argv, ninputs, format, out, threads, summary || metric || full_stacks);
 	}
 	bool known = false;
 	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)

@@ -18,6 +18,7 @@
 #include "report/report.h"
 
 int tlm_cmd_report(int argc, char **argv);
+void tlm__run_job_report(char **paths, size_t n); /* cmd_report_job.c */
 
 static void one_line(const char *path)
 {
@@ -103,6 +104,8 @@ void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_su
 			one_line(paths[i]);
 		fprintf(stderr, "full report: tlm report PATH (one of the above)\n");
 	}
+	if (n > 1) /* the job: every process side by side (docs/job.md) */
+		tlm__run_job_report(paths, n);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * job.h - the job report: many processes (ranks, workers, children) of one
+ * job side by side, and how the ranks differ (docs/job.md, JSON schema
+ * tlm-job/1 in docs/job.md).
+ *
+ * Contract: tlm_job_load() reads each input (a trace, a `tlm report --format
+ * json` report, or a tlm-job/1 report, so that per-node job reports merge)
+ * on up to `threads` threads; each thread holds one report at a time and
+ * keeps only its process summary (struct tlm_job_proc, a few KiB), so memory
+ * is O(threads x one report + processes x summary). tlm_job_compare() then
+ * derives roles and the cross-rank comparison from the summaries alone.
+ * Times: each process's CLOCK_REALTIME start (trace header) places it on
+ * one job clock; event times are offsets from that start (CLOCK_MONOTONIC),
+ * so processes on different hosts align as well as their realtime clocks do.
+ */
+#ifndef TLM_JOB_H
+#define TLM_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TLM_JOB_SCHEMA "tlm-job/1"
+#define TLM_JOB_SITES 32 /* at-peak sites kept per process, by bytes */
+#define TLM_JOB_TOP_DIFF 10 /* sites listed as differing most */
+
+struct tlm_job_site {
+	char *key;      /* tlm_report_site_key() */
+	uint64_t bytes; /* device memory it held at the process's allocated peak */
+};
+
+struct tlm_job_proc {
+	char *source;                /* the input it came from */
+	char *error;                 /* non-NULL: unreadable, only source is set */
+	uint32_t pid, ppid;
+	char *host, *exe, *command;  /* command: argv joined by spaces */
+	int64_t rank, local_rank, world_size; /* -1: unknown */
+	bool forked;
+	char role[8];                /* rank, worker, child, main (tlm_job_compare) */
+	char exit[12];               /* clean, signal, truncated */
+	char end_how[16];
+	uint64_t start_realtime_ns;
+	int64_t first_event_ns, end_ns; /* from the process's start */
+	uint64_t events, lost_events, integrity_errors;
+	int device;                  /* the device of the highest reserved peak, -1: none */
+	unsigned ndevices;           /* devices that held device memory */
+	uint64_t peak_reserved, peak_allocated; /* device memory, on `device` */
+	uint64_t leak_sites, leak_bytes;
+	uint64_t ooms;
+	int64_t first_oom_ns;        /* from the process's start; if ooms */
+	int first_oom_device;
+	uint64_t first_oom_requested;
+	size_t nsites;
+	struct tlm_job_site *sites;  /* by bytes, descending */
+};
+
+struct tlm_job_spread {
+	uint64_t min, max;
+	size_t min_proc, max_proc;   /* indices into procs */
+};
+
+struct tlm_job_diff {
+	char *key;                   /* points into a proc's site */
+	uint64_t min, max;
+	size_t min_proc, max_proc;
+};
+
+struct tlm_job {
+	size_t nprocs;
+	struct tlm_job_proc *procs;  /* after tlm_job_compare: by rank, host, pid, start */
+	size_t ninputs, nunreadable;
+	/* tlm_job_compare */
+	uint64_t start_realtime_ns;  /* the earliest process start */
+	size_t nhosts, nranks;
+	bool compared_ranks;         /* the comparison is across ranks (else across all processes) */
+	size_t ncompared;
+	struct tlm_job_spread peak_reserved, peak_allocated;
+	size_t ndiffs;
+	struct tlm_job_diff diffs[TLM_JOB_TOP_DIFF];
+	size_t noom_procs;
+	size_t oom_order[8];         /* the first processes to hit an OOM, by job time */
+};
+
+/* Expands inputs (files, directories: their traces and *.json; glob
+ * patterns that match no file are expanded with glob(3)) and reads them.
+ * NULL with err on a usage problem (no input found, out of memory);
+ * unreadable inputs become procs with error set. threads 0 = the online CPUs. */
+struct tlm_job *tlm_job_load(char *const *inputs, size_t n, unsigned threads, char *err, size_t errlen);
+/* Summary of one trace or JSON file into p (source set by the caller). */
+void tlm_job_read_one(struct tlm_job_proc *p);
+int tlm_job_compare(struct tlm_job *j);
+int tlm_job_text(const struct tlm_job *j, FILE *f);
+int tlm_job_json(const struct tlm_job *j, FILE *f);
+void tlm_job_free(struct tlm_job *j);
+void tlm_job_proc_fini(struct tlm_job_proc *p);
+/* "rank 3", else "pid 1234@host" */
+void tlm_job_proc_name(const struct tlm_job_proc *p, char *buf, size_t len);
+
+/* job_json_in.c: fills procs from a tlm-report/1 or tlm-job/1 file (appends
+ * to *out, *n); -1 with err when it is neither. */
+int tlm_job_read_json(const char *path, struct tlm_job_proc **out, size_t *n, char *err, size_t errlen);
+
+#endif
