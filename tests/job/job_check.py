@@ -19,7 +19,7 @@ def fail(msg):
 
 def eq(what, got, want):
     if got != want:
-        fail("%s: got %r, want %r" % (what, got, want))
+        fail("%s: got %.300r, want %.300r" % (what, got, want))
 
 
 def ranks(path, rank_line, leak_line, base_line):
