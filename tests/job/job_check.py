@@ -109,12 +109,45 @@ def launcher(path, worker_line):
     eq("spread", c["peak_reserved"]["spread_bytes"], 3 * MIB)
 
 
+def make_roles(path):
+    """A hand-made tlm-job/1 input: a traced launcher (pid 100, no RANK), two
+    ranks it started, a subprocess of rank 1 (same RANK), a fork worker of
+    rank 0, an exec'd image of rank 0, an unrelated process on another host."""
+    def proc(pid, ppid, host, rank, origin="", end_how="exit", start=0):
+        return {"source": "p%d@%s" % (pid, host), "error": None, "pid": pid, "ppid": ppid, "host": host,
+                "exe": "/x", "command": "x", "rank": rank, "local_rank": rank, "world_size": 2 if rank is not None else None,
+                "origin": origin, "end_how": end_how, "exit": "clean", "start_realtime_ns": 1000 + start,
+                "first_event_ns": 0, "end_ns": 0, "events": 1, "lost_events": 0, "integrity_errors": 0, "device": 0,
+                "devices": 1, "peak_reserved_bytes": MIB * (1 + (rank or 0)), "peak_allocated_bytes": MIB,
+                "leak_sites": 0, "leak_bytes": 0, "ooms": 0, "first_oom": None, "sites": []}
+    ps = [proc(100, 1, "a", None), proc(101, 100, "a", 0, end_how="exec", start=1), proc(102, 100, "a", 1, start=2),
+          proc(103, 102, "a", 1, start=3), proc(104, 101, "a", 0, origin="fork", start=4),
+          proc(101, 100, "a", 0, start=5), proc(101, 100, "b", None, start=6)]
+    json.dump({"schema": "tlm-job/1", "processes": ps}, open(path, "w"))
+
+
+def roles(path):
+    j = json.load(open(path))
+    got = [(p["host"], p["pid"], p["rank"], p["role"]) for p in j["processes"]]
+    eq("roles", got, [("a", 101, 0, "rank"), ("a", 101, 0, "child"), ("a", 104, 0, "worker"),
+                      ("a", 102, 1, "rank"), ("a", 103, 1, "child"), ("a", 100, None, "main"),
+                      ("b", 101, None, "main")])
+    eq("ranks", j["ranks"], 2)
+    eq("hosts", j["hosts"], 2)
+    eq("compared", (j["comparison"]["across"], j["comparison"]["count"]), ("ranks", 2))
+    eq("worker name", j["processes"][2]["source"], "p104@a")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "ranks":
         ranks(sys.argv[2], *map(int, sys.argv[3:6]))
     elif cmd == "same":
         same(sys.argv[2], sys.argv[3])
+    elif cmd == "make-roles":
+        make_roles(sys.argv[2])
+    elif cmd == "roles":
+        roles(sys.argv[2])
     elif cmd == "launcher":
         launcher(sys.argv[2], int(sys.argv[3]))
     else:

@@ -51,6 +51,12 @@ for r in $(seq 32 63); do "$tlm" report --format json "$dir/t/r$r.trace" > "$dir
 check "python3 '$here/job_check.py' same '$dir/job.json' '$dir/merged.json'"
 check "python3 '$here/job_check.py' ranks '$dir/merged.json' $(line RANK_LINE) $(line LEAK_LINE) $(line BASE_LINE)"
 
+# roles from a hand-made tlm-job/1 input (a traced launcher, a subprocess
+# and an exec'd image of a rank, a worker, another host)
+python3 "$here/job_check.py" make-roles "$dir/roles-in.json"
+"$tlm" report --format json "$dir/roles-in.json" > "$dir/roles.json"
+check "python3 '$here/job_check.py' roles '$dir/roles.json'"
+
 # bad inputs: one line each, the rest still reported, exit 2
 printf 'not a trace' > "$dir/junk"
 echo '{"schema":"other/1"}' > "$dir/other.json"
