@@ -65,7 +65,8 @@ static int cmp_site(const void *a, const void *b)
 
 static void trim_sites(struct tlm_job_proc *p)
 {
-	qsort(p->sites, p->nsites, sizeof *p->sites, cmp_site);
+	if (p->nsites > 1)
+		qsort(p->sites, p->nsites, sizeof *p->sites, cmp_site);
 	for (size_t k = TLM_JOB_SITES; k < p->nsites; k++)
 		free(p->sites[k].key);
 	if (p->nsites > TLM_JOB_SITES)

@@ -73,7 +73,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 	iso_time(t, sizeof t, j->start_realtime_ns);
 	fprintf(f, "times: from the earliest process start, %s (each trace's CLOCK_REALTIME start)\n", t);
 	if (j->nunreadable)
-		fprintf(f, "%zu of %zu inputs could not be read (listed at the end)\n", j->nunreadable, j->nprocs);
+		fprintf(f, "%zu input%s could not be read (listed at the end)\n", j->nunreadable, j->nunreadable == 1 ? "" : "s");
 
 	fprintf(f, "\nPROCESSES                                          PEAK (device memory)\n");
 	fprintf(f, "%6s %5s %-6s %-14s %8s %4s %11s %11s %5s %4s %10s\n", "rank", "local", "role", "host", "pid", "dev",

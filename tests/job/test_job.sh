@@ -80,7 +80,8 @@ check "[ $sh -eq 64 ]"
 # then execs the workload again (an image of the same rank: a child)
 case "${TLM_TEST_PRELOAD_FIRST:-}" in *tsan*) ;; *)
 mkdir "$dir/l"
-JOB_EXEC="$wl" "$tlm" run --output "$dir/l/%r-%p.trace" -- "$launcher" 4 "$wl" 2 > /dev/null 2> "$dir/run.err"
+# (a sanitized libtlm.so needs its runtime first; tlm run keeps it first)
+LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:-}" JOB_EXEC="$wl" "$tlm" run --output "$dir/l/%r-%p.trace" -- "$launcher" 4 "$wl" 2 > /dev/null 2> "$dir/run.err"
 check "grep -q '^tlm run: 16 traces from this run:$' '$dir/run.err'"
 check "grep -q '^tlm job report: 16 processes (4 ranks, 8 workers, 4 children) on 1 host$' '$dir/run.err'"
 check "grep -q '^  peak reserved   min    9.0 MiB (rank 0)  max   12.0 MiB (rank 3)  spread 3.0 MiB$' '$dir/run.err'"
