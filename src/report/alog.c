@@ -210,9 +210,12 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 			l->oom = n;
 			l->capoom = nc;
 		}
-		l->oom[l->noom++] = (struct tlm__al_oom){seq, ev->size, ev->device_free, ev->stream,
-							 (int64_t)ev->time_ns - p->start, ev->stack_id, ev->device,
-							 ev->kind, ev->kind == TLM_KIND_BLOCK};
+		struct tlm__al_oom o = {seq, ev->size, ev->device_free, ev->stream, (int64_t)ev->time_ns - p->start,
+					ev->stack_id, ev->thread, ev->device, ev->kind, ev->kind == TLM_KIND_BLOCK};
+		for (size_t i = l->noom; o.allocator && !o.device_free && i-- > 0 && !l->oom[i].allocator;)
+			if (l->oom[i].device == o.device && l->oom[i].thread == o.thread)
+				o.device_free = l->oom[i].device_free; /* the allocator's own failed cudaMalloc */
+		l->oom[l->noom++] = o;
 		return 0;
 	}
 	if (!ns)

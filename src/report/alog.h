@@ -43,10 +43,11 @@ struct tlm__al {
 struct tlm__al_oom {
 	uint64_t seq, size, device_free, stream;
 	int64_t t;
-	uint32_t stack_id;
+	uint32_t stack_id, thread;
 	int16_t device;
 	uint8_t kind;
-	bool allocator;                 /* reported by the allocator tap */
+	bool allocator;                 /* reported by the allocator tap; device_free then comes
+	                                 * from its last failed driver request (replay.c folds them) */
 };
 
 struct tlm__alog {
