@@ -269,6 +269,7 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	      f);
 	tlm__html_timelines(f, r);
 	tlm__html_segmaps(f, r, m, why);
+	tlm__html_active(f, r, m);
 	memory_table(f, r);
 	at_peak_table(f, r);
 	site_table(f, r, "leaks", "Leaks", r->leaks, r->nleaks, LEAK,
