@@ -48,9 +48,10 @@
   }
 
   /* '#rrggbb' -> the 32-bit pixel of ImageData on a little-endian machine */
-  function pixel(hex) {
-    var v = parseInt(hex.slice(1), 16);
-    return (0xff000000 | ((v & 0xff) << 16) | (v & 0xff00) | ((v >> 16) & 0xff)) >>> 0;
+  function pixel(hex, shade) {
+    var v = parseInt(hex.slice(1), 16), r = (v >> 16) & 0xff, g = (v >> 8) & 0xff, b = v & 0xff;
+    r = Math.round(r * shade); g = Math.round(g * shade); b = Math.round(b * shade);
+    return (0xff000000 | (b << 16) | (g << 8) | r) >>> 0;
   }
 
   /* ---- the data ------------------------------------------------------------- */
@@ -109,9 +110,10 @@
     var T0 = Number(fig.dataset.t0), T1 = Math.max(Number(fig.dataset.t1), T0 + 1);
     if (d.ne) { T0 = Math.min(T0, d.evT[0]); T1 = Math.max(T1, d.evT[d.ne - 1] + 1); }
     var W = canvas.width - LEFT, H = canvas.height - BOTTOM - TOP;
-    var colour = new Uint32Array(sites.length + 1);
-    for (var s = 0; s < sites.length; s++) colour[s] = pixel(sites[s][1]);
-    var PIN = pixel('#1b1f24');
+    /* each band's top pixel row is drawn darker, so that allocations of one site stay apart */
+    var colour = new Uint32Array(sites.length + 1), edge = new Uint32Array(sites.length + 1);
+    for (var s = 0; s < sites.length; s++) { colour[s] = pixel(sites[s][1], 1); edge[s] = pixel(sites[s][1], 0.72); }
+    var PIN = pixel('#1b1f24', 1);
     var n = d.n, tree = new Float64Array(n + 1), high = 1;
     while (high * 2 <= n) high *= 2;
     var image = ctx.createImageData(W, H), pix = new Uint32Array(image.data.buffer);
@@ -149,8 +151,9 @@
         if (pos >= n) break;
         var top = b - rem + d.size[pos], last = Math.min(H, Math.ceil(top / per - 0.5));
         if (last <= row) last = row + 1;
-        var px = pos === pinned ? PIN : colour[d.site[pos]];
+        var px = pos === pinned ? PIN : colour[d.site[pos]], first = row;
         for (; row < last; row++) { var o = base - row * W; pix[o] = px; pick[o] = pos; }
+        if (last - first >= 3 && pos !== pinned) pix[base - (last - 1) * W] = edge[d.site[pos]];
       }
       for (; row < H; row++) { var o2 = base - row * W; pix[o2] = 0xffffffff; pick[o2] = -1; }
     }

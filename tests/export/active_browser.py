@@ -2,7 +2,7 @@
 """The active-memory timeline of the HTML report, driven in headless Chromium
 through playwright (tests/export/active_browser.sh runs it).
 
-  active_browser.py --browser CHROMIUM [--demo PAGE] [--torch PAGE TRUTH] [--gen PAGE GEN_OUT]
+  active_browser.py --browser CHROMIUM [--demo PAGE [--shot PNG]] [--torch PAGE TRUTH] [--gen PAGE GEN_OUT]
   active_browser.py --browser CHROMIUM --bench GEN_ACTIVE N... [--shot PNG]
 
 Test mode checks, with the real mouse: hovering a band shows that
@@ -152,6 +152,18 @@ def test(browser, args):
         text = tip(page, i) or ""
         check("zoomed in: hover shows a freed activation from train_step",
               pt is not None and "32.0 MiB" in text and "freed" in text and "train_step" in text, text[:300])
+        if args.shot:  # docs/active-timeline.png: around step 10, the pointer on step 10's first activation
+            page.mouse.move(0, 0)
+            ta, tf = page.evaluate(tl(i, "times(55)"))
+            page.evaluate(tl(i, f"zoom({ta} - 30e3, {tf} + 60e3)"))
+            pt = band_point(page, i, 55)
+            if pt:
+                page.mouse.move(*pt)
+            box = page.evaluate(f"""(() => {{ const f = document.querySelectorAll('figure.active')[{i}];
+                const b = f.getBoundingClientRect(); return [b.left, b.top, b.width]; }})()""")
+            page.screenshot(path=args.shot, clip={"x": box[0] - 8, "y": box[1] - 4, "width": box[2] + 16,
+                                                  "height": 640})
+            print(f"screenshot: {args.shot}")
         page.close()
     if args.torch:
         page = load(browser, args.torch[0])

@@ -4,8 +4,12 @@
 # playwright (active_browser.py): the demo's run, the caching-allocator
 # double's and a synthetic run of 100k allocations. Exit 77 (skipped)
 # without chromium or without the playwright venv (tools/viz-venv.sh).
-# usage (meson sets the environment): active_browser.sh
+# usage (meson sets the environment): active_browser.sh [--screenshot PNG]
+# With --screenshot, also writes the picture of the demo's device-0 timeline
+# (how docs/active-timeline.png is made).
 set -eu
+shot=""
+[ "${1:-}" = "--screenshot" ] && shot=$(realpath "$2")
 : "${TLM_TEST_TLM:?run through meson test}" "${TLM_TEST_DEMO:?}" "${TLM_TEST_LIBTLM:?}" "${TLM_TEST_SIMDIR:?}"
 here=$(dirname "$0")
 browser=""
@@ -27,6 +31,7 @@ LD_PRELOAD="$pre" LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" TLM_OUTPUT="$work/demo.trac
 	echo "FAIL: the demo failed"; cat "$work/demo.out"; exit 1; }
 "$TLM_TEST_TLM" report --format html -o "$work/demo.html" "$work/demo.trace"
 set -- --demo "$work/demo.html"
+[ -n "$shot" ] && set -- "$@" --shot "$shot"
 if [ -n "${TLM_TEST_TORCH_WORKLOAD:-}" ]; then
 	mkdir -p "$work/tree/torch/lib"
 	cp "$TLM_TEST_C10_V24/libc10.so" "$TLM_TEST_C10_V24/libc10_cuda.so" "$work/tree/torch/lib/"
