@@ -247,18 +247,12 @@ struct seg {
 	size_t b0, nb;    /* its blocks in the sorted block list */
 };
 
-static int by_dev_addr(const void *a, const void *b, const struct tlm__al *e)
+static int by_dev_addr(const void *a, const void *b, void *ctx)
 {
-	const struct tlm__al *x = &e[*(const uint32_t *)a], *y = &e[*(const uint32_t *)b];
+	const struct tlm__al *e = ctx, *x = &e[*(const uint32_t *)a], *y = &e[*(const uint32_t *)b];
 	if (x->device != y->device)
 		return x->device < y->device ? -1 : 1;
 	return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
-static const struct tlm__al *cmp_log; /* qsort has no context argument */
-static int by_dev_addr_q(const void *a, const void *b)
-{
-	return by_dev_addr(a, b, cmp_log);
 }
 
 static void block(struct snap *s, uint64_t addr, uint64_t size, const struct tlm__al *b)
@@ -353,9 +347,8 @@ static int segments(struct snap *s)
 				sg[nsegs++] = (uint32_t)i;
 		}
 	}
-	cmp_log = l->e;
-	qsort(sg, nsegs, sizeof *sg, by_dev_addr_q);
-	qsort(blk, nblk, sizeof *blk, by_dev_addr_q);
+	qsort_r(sg, nsegs, sizeof *sg, by_dev_addr, l->e);
+	qsort_r(blk, nblk, sizeof *blk, by_dev_addr, l->e);
 	/* the allocator's mappings laid end to end are one expandable segment */
 	size_t ns = 0;
 	for (size_t i = 0; i < nsegs; i++) {
@@ -385,7 +378,7 @@ static int segments(struct snap *s)
 		}
 		/* a block outside every live segment (its segment predates the trace):
 		 * a segment of its own, so that no block is lost */
-		struct seg *o = &out[nsegs + (i - 0)];
+		struct seg *o = &out[nsegs + i];
 		*o = (struct seg){b->addr, b->size, blk[i], b->device, false, false, i, 1};
 		i++;
 	}
