@@ -16,6 +16,8 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# the real PyTorch CUDA wheel, in a venv outside the tree (tests/torch, docs/simulate.md)
+sh "$(dirname "$0")/torch-venv.sh"
 # playwright (browser automation for the HTML report's interactive test) in a
 # venv outside the tree; the test skips when this fails (no network)
 sh "$(dirname "$0")/viz-venv.sh" >/dev/null || echo "tlm: no playwright venv: the interactive HTML test will be skipped"

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: MIT
+# Compares tlm's report and trace of workload.py with torch's own figures:
+#   check.py CASE DIR WORKLOAD_PY
+# DIR holds torch.json (workload.py's output), report.json (tlm report -f
+# json), events.txt (trace_events) and, for the caching-allocator cases,
+# history.pickle (torch.cuda.memory._dump_snapshot). Prints one line per
+# check; exit 1 when any fails.
+import json
+import os
+import pickle
+import re
+import sys
+
+case, d, workload = sys.argv[1], sys.argv[2], sys.argv[3]
+torch_figs = json.load(open(os.path.join(d, "torch.json")))
+rep = json.load(open(os.path.join(d, "report.json")))
+events = [ln.split() for ln in open(os.path.join(d, "events.txt"))]
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", case, what))
+    if not ok:
+        failed += 1
+
+
+def marked(name):
+    for i, ln in enumerate(open(workload), 1):
+        if "# tlm-test: " + name in ln:
+            return i
+    raise SystemExit("no '# tlm-test: %s' line in %s" % (name, workload))
+
+
+def at_line(stack, line):
+    return any(f["kind"] == "python" and f["file"] and f["file"].endswith("workload.py")
+               and f["line"] == line for f in stack)
+
+
+def fmt(b):
+    # c10::CachingAllocator::format_size, as torch prints sizes in its messages
+    if b <= 1024:
+        return "%d bytes" % b
+    if b <= 1048576:
+        return "%.2f KiB" % (b / 1024.0)
+    if b <= 1073741824:
+        return "%.2f MiB" % (b / 1048576.0)
+    return "%.2f GiB" % (b / 1073741824.0)
+
+
+is_async = torch_figs["backend"] == "cudaMallocAsync"
+for t in torch_figs["devices"]:
+    dev = t["device"]
+    r = [x for x in rep["devices"] if x["device"] == dev and x["kind"] == "device"]
+    if not r:
+        check(False, "dev %d: no device entry in tlm's report" % dev)
+        continue
+    r = r[0]
+    check(r["peak_allocated_bytes"] == t["max_memory_allocated"],
+          "dev %d peak allocated: tlm %d, torch max_memory_allocated %d"
+          % (dev, r["peak_allocated_bytes"], t["max_memory_allocated"]))
+    check(r["live_bytes_at_end"] == t["memory_allocated"],
+          "dev %d live at end: tlm %d, torch memory_allocated %d"
+          % (dev, r["live_bytes_at_end"], t["memory_allocated"]))
+    if not is_async:
+        ar = r["allocator_reported"] or {}
+        check(ar.get("peak_reserved_bytes") == t["max_memory_reserved"],
+              "dev %d peak reserved (allocator's own reports): tlm %s, torch max_memory_reserved %d"
+              % (dev, ar.get("peak_reserved_bytes"), t["max_memory_reserved"]))
+    check(r["peak_reserved_bytes"] >= t["max_memory_reserved"],
+          "dev %d peak reserved from the driver: tlm %d >= torch %d (the rest: %d B taken by "
+          "cuBLAS and others outside torch's allocator)"
+          % (dev, r["peak_reserved_bytes"], t["max_memory_reserved"],
+             r["peak_reserved_bytes"] - t["max_memory_reserved"]))
+
+# OOMs: each of torch's OutOfMemoryError messages against tlm's entries
+msgs = [m for m in torch_figs["ooms"] if m]
+tlm_ooms = [o for o in rep["ooms"] if o["source"] == "allocator"] if not is_async else rep["ooms"]
+check(len(tlm_ooms) == len(msgs), "OOMs: tlm %d, torch %d" % (len(tlm_ooms), len(msgs)))
+def msg_size(m, pattern):
+    g = re.search(pattern, m)
+    return g.group(1) if g else "?"
+
+
+for m, o in zip(msgs, tlm_ooms):
+    dev = o["device"]
+    free = msg_size(m, r"of which ([0-9.]+ \w+) is free")
+    check(fmt(o["device_free_bytes"]) == free, "OOM dev %d: device free tlm %d (%s), torch's message %s"
+          % (dev, o["device_free_bytes"], fmt(o["device_free_bytes"]), free))
+    if is_async:
+        continue
+    # "Tried to allocate" is the segment the allocator asked the driver for
+    tried = msg_size(m, r"Tried to allocate ([0-9.]+ \w+)")
+    dreq = o["driver_request_bytes"] or 0
+    check(fmt(dreq) == tried, "OOM dev %d: driver request tlm %d (%s), torch's message %s"
+          % (dev, dreq, fmt(dreq), tried))
+    alloc = msg_size(m, r"memory ([0-9.]+ \w+) is allocated by PyTorch")
+    check(fmt(o["allocated_bytes"]) == alloc, "OOM dev %d: allocated tlm %d (%s), torch's message %s"
+          % (dev, o["allocated_bytes"], fmt(o["allocated_bytes"]), alloc))
+    unalloc = msg_size(m, r"and ([0-9.]+ \w+) is reserved by PyTorch but unallocated")
+    check(fmt(o["reserved_free_bytes"]) == unalloc,
+          "OOM dev %d: reserved but free tlm %d (%s), torch's message %s"
+          % (dev, o["reserved_free_bytes"], fmt(o["reserved_free_bytes"]), unalloc))
+
+# the leak and the cycle, at their Python lines
+leak, cyc = marked("leak"), marked("cycle")
+check(any(at_line(s["stack"], leak) for s in rep["leaks"]),
+      "the leak is named at workload.py:%d" % leak)
+ndev = len(torch_figs["devices"])
+g = [s for s in rep["gc_freed"] if at_line(s["stack"], cyc)]
+check(sum(s["bytes"] for s in g) == ndev * 3 << 20,
+      "gc-freed at workload.py:%d: %d B (expected %d)" % (cyc, sum(s["bytes"] for s in g), ndev * 3 << 20))
+
+# autograd's backward threads: their blocks carry the backward node's name
+# (checked where the allocated peak is the training step's, not the OOM test's)
+if not msgs:
+    names = set()
+    for site in rep["at_peak"]:
+        for f in site["stack"]:
+            g = re.search(r"(\w+Backward\d*)", f.get("function") or "")
+            if g:
+                names.add(g.group(1))
+    check(bool(names), "backward allocations at the peak named by their node: %s"
+          % (", ".join(sorted(names)) or "none"))
+
+# torch's own recorder: the same blocks (address, size, order) per device
+hist = os.path.join(d, "history.pickle")
+if os.path.exists(hist):
+    snap = pickle.load(open(hist, "rb"))
+    for dev, tr in enumerate(snap["device_traces"]):
+        if dev >= ndev:
+            break
+        # the recorder's alloc entries carry the size asked for, its frees the block's
+        h_alloc = [e["addr"] for e in tr if e["action"] == "alloc"]
+        h_free = [e["addr"] for e in tr if e["action"] == "free_requested"]
+        t_alloc = [(int(e[3]), int(e[4])) for e in events
+                   if e[0] == "alloc" and e[1] == "block" and int(e[2]) == dev and e[5] == "0"]
+        # frees after Python's finalization began are after the end of the run (and the dump)
+        t_free = [int(e[3]) for e in events if e[0] == "free" and e[1] == "block"
+                  and int(e[2]) == dev and not int(e[8]) & 0x20]
+        check(h_alloc == [a for a, _ in t_alloc], "dev %d: %d block allocations in torch's recorder, %d in "
+              "tlm's trace, same addresses in the same order" % (dev, len(h_alloc), len(t_alloc)))
+        check(h_free == t_free, "dev %d: %d block frees in torch's recorder, %d in tlm's trace, same "
+              "addresses and block sizes in the same order" % (dev, len(h_free), len(t_free)))
+        # replay tlm's block events in order: every free matches a live block of
+        # that address, its size is a whole number of 512-byte units at least
+        # the size the recorder says was asked for, and what stays live at the
+        # end is exactly the snapshot's active blocks (addresses and sizes)
+        live, ok, i = {}, True, 0
+        h_req = [(e["addr"], e["size"]) for e in tr if e["action"] == "alloc"]
+        for e in events:
+            if e[1] != "block" or int(e[2]) != dev or e[5] != "0" or int(e[8]) & 0x20:
+                continue
+            a, sz = int(e[3]), int(e[4])
+            if e[0] == "alloc":
+                if i < len(h_req) and (h_req[i][0] != a or sz < h_req[i][1] or sz % 512):
+                    ok = False
+                i += 1
+                live[a] = sz
+            elif live.pop(a, None) != sz:
+                ok = False
+        check(ok, "dev %d: each block's size in tlm's trace is the recorder's request rounded up to "
+              "its 512-byte block, and each free matches its allocation" % dev)
+        s_live = {b["address"]: b["size"] for seg in snap["segments"] if seg["device"] == dev
+                  for b in seg["blocks"] if b["state"] == "active_allocated"}
+        check(live == s_live, "dev %d: the %d blocks live at the end: same addresses and sizes as the "
+              "%d active blocks of torch's snapshot" % (dev, len(live), len(s_live)))
+        h_seg = sorted((e["addr"], e["size"]) for e in tr if e["action"] == "segment_alloc")
+        t_seg = sorted((int(e[3]), int(e[4])) for e in events
+                       if e[0] == "alloc" and e[1] == "device" and int(e[2]) == dev and e[5] == "0")
+        check(set(h_seg) <= set(t_seg), "dev %d: torch's %d segments are among tlm's %d device allocations"
+              % (dev, len(h_seg), len(t_seg)))
+        h_oom = [(e["size"], e["device_free"]) for e in tr if e["action"] == "oom"]
+        t_oom = [(o["requested_bytes"], o["device_free_bytes"]) for o in tlm_ooms if o["device"] == dev]
+        check(h_oom == t_oom, "dev %d OOMs (requested, device free) to the byte: torch's recorder %s, tlm %s"
+              % (dev, h_oom, t_oom))
+sys.exit(1 if failed else 0)
