@@ -53,6 +53,8 @@ struct snap {
 	bool *tapped;                  /* per device: the allocator tap reported blocks */
 	uint32_t *frames_memo;         /* per stack id seen: memo id + 1, 0 = not written yet */
 	uint32_t nmemo;
+	uint32_t pool_memo;            /* the (0, 0) tuple's memo id + 1 */
+	bool python_only;              /* a Python program, stacks folded to their Python frames */
 };
 
 static bool device_entry(const struct tlm__al *a)
@@ -86,6 +88,11 @@ static void frame(struct tlm__pk *pk, const struct tlm_frame *fr)
 	}
 	if (!file)
 		file = fr->module ? fr->module : "??";
+	if (fr->kind == TLM_FRAME_PYTHON) { /* tlm keeps the qualified name; PyTorch writes co_name */
+		const char *dot = strrchr(name, '.');
+		if (dot && dot[1])
+			name = dot + 1;
+	}
 	tlm__pk_dict(pk);
 	tlm__pk_str(pk, "name");
 	tlm__pk_str(pk, name);
@@ -96,17 +103,30 @@ static void frame(struct tlm__pk *pk, const struct tlm_frame *fr)
 	tlm__pk_end(pk);
 }
 
-/* 'frames': [...] of a stack, innermost first, each list written once. */
-static void frames(struct snap *s, uint32_t stack_id)
+/* 'frames': [...] of a stack, innermost first, each list written once.
+ * PyTorch's own entries (own) follow _record_memory_history(stacks="python")
+ * in a Python program: a stack without Python frames (autograd's worker
+ * threads, C++ callers) is empty; --full-stacks gives every frame, as
+ * stacks="all" does. Memory outside the allocator always keeps its frames. */
+static void frames(struct snap *s, uint32_t stack_id, bool own)
 {
 	struct tlm__pk *pk = &s->pk;
 	tlm__pk_str(pk, "frames");
+	const struct tlm_frame *fr;
+	size_t n = tlm_report_frames(s->r, stack_id, &fr);
+	if (own && s->python_only) {
+		bool py = false;
+		for (size_t i = 0; i < n && !py; i++)
+			py = fr[i].kind == TLM_FRAME_PYTHON;
+		if (!py) {
+			stack_id = 0;
+			n = 0;
+		}
+	}
 	if (stack_id < s->nmemo && s->frames_memo[stack_id]) {
 		tlm__pk_get(pk, s->frames_memo[stack_id] - 1);
 		return;
 	}
-	const struct tlm_frame *fr;
-	size_t n = tlm_report_frames(s->r, stack_id, &fr);
 	tlm__pk_list(pk);
 	for (size_t i = 0; i < n; i++)
 		frame(pk, &fr[i]);
@@ -143,6 +163,29 @@ static int by_seq(const void *a, const void *b)
 	return (x->what > y->what) - (x->what < y->what);
 }
 
+/* (0, 0): the default pool (tlm does not see CUDA-graph private pools) */
+static void pool_id(struct snap *s)
+{
+	if (s->pool_memo) {
+		tlm__pk_get(&s->pk, s->pool_memo - 1);
+		return;
+	}
+	tlm__pk_tuple(&s->pk);
+	tlm__pk_int(&s->pk, 0);
+	tlm__pk_int(&s->pk, 0);
+	s->pool_memo = tlm__pk_end_memo(&s->pk) + 1;
+}
+
+/* What PyTorch writes in each trace entry when nothing was set (no
+ * torch.compile context, no _set_memory_metadata, the default pool). */
+static void entry_defaults(struct snap *s)
+{
+	kv_str(&s->pk, "compile_context", "N/A");
+	kv_str(&s->pk, "user_metadata", "");
+	tlm__pk_str(&s->pk, "pool_id");
+	pool_id(s);
+}
+
 static void entry(struct snap *s, int action, const struct tlm__al *a, bool at_free)
 {
 	struct tlm__pk *pk = &s->pk;
@@ -151,9 +194,10 @@ static void entry(struct snap *s, int action, const struct tlm__al *a, bool at_f
 	kv_uint(pk, "addr", a->addr);
 	kv_uint(pk, "size", a->size);
 	kv_uint(pk, "stream", a->stream);
-	frames(s, at_free ? a->free_stack : a->stack_id);
+	frames(s, at_free ? a->free_stack : a->stack_id, !external(a));
 	int64_t t = at_free ? a->t_free : a->t_alloc;
 	kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)t) / 1000));
+	entry_defaults(s);
 	if (external(a))
 		kv_str(pk, "tlm_api", tlm_api_name(a->api));
 	tlm__pk_end(pk);
@@ -169,8 +213,9 @@ static void trace_item(struct snap *s, const struct item *it)
 		kv_uint(pk, "device_free", o->device_free);
 		kv_uint(pk, "size", o->size);
 		kv_uint(pk, "stream", o->allocator ? 0 : o->stream);
-		frames(s, o->stack_id);
+		frames(s, o->stack_id, o->allocator);
 		kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)o->t) / 1000));
+		entry_defaults(s);
 		tlm__pk_end(pk);
 		return;
 	}
@@ -264,9 +309,9 @@ static void block(struct snap *s, uint64_t addr, uint64_t size, const struct tlm
 	kv_uint(pk, "requested_size", b ? size : 0);
 	kv_str(pk, "state", b ? "active_allocated" : "inactive");
 	if (b)
-		frames(s, b->stack_id);
+		frames(s, b->stack_id, !external(b));
 	else
-		frames(s, 0);
+		frames(s, 0, true);
 	tlm__pk_end(pk);
 }
 
@@ -289,13 +334,12 @@ static void segment(struct snap *s, const struct seg *g, const uint32_t *blk)
 	kv_uint(pk, "stream", first->stream);
 	kv_str(pk, "segment_type", g->size <= SMALL_SEGMENT ? "small" : "large");
 	tlm__pk_str(pk, "segment_pool_id");
-	tlm__pk_tuple(pk);
-	tlm__pk_int(pk, 0);
-	tlm__pk_int(pk, 0);
-	tlm__pk_end(pk);
+	pool_id(s);
 	tlm__pk_str(pk, "is_expandable");
 	tlm__pk_bool(pk, g->expandable);
-	frames(s, first->stack_id);
+	/* PyTorch leaves its segments' frames empty (the segment_alloc entry has
+	 * them); memory outside the allocator keeps the stack that took it */
+	frames(s, g->external ? first->stack_id : 0, !g->external);
 	if (g->external)
 		kv_str(pk, "tlm_api", tlm_api_name(first->api));
 	tlm__pk_str(pk, "blocks");
@@ -406,6 +450,7 @@ int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t e
 	if (tlm__alog_build(r, SNAP_MAX_ALLOCS, true, &s.l, err, errlen))
 		return -1;
 	int nd = s.l.max_device + 1;
+	s.python_only = r->priv->npy && !r->priv->full_stacks;
 	uint32_t maxstack = 0;
 	for (size_t i = 0; i < s.l.n; i++) {
 		if (s.l.e[i].stack_id > maxstack)
@@ -451,6 +496,14 @@ int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t e
 		tlm__pk_bool(&s.pk, expandable);
 	}
 	tlm__pk_end(&s.pk);
+	/* what PyTorch 2.x adds and tlm cannot know: record_function annotations,
+	 * its pinned host allocator's segments and traces (not exported) */
+	static const char *const empty[] = {"external_annotations", "host_segments", "host_traces"};
+	for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+		tlm__pk_str(&s.pk, empty[i]);
+		tlm__pk_list(&s.pk);
+		tlm__pk_end(&s.pk);
+	}
 	tlm__pk_str(&s.pk, "tlm");
 	tlm__pk_dict(&s.pk);
 	kv_str(&s.pk, "generator", "tlm");
