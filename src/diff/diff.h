@@ -31,6 +31,7 @@ struct tlm_diff_site {
 	uint64_t bytes, count;
 	char *key;                    /* the match key (owned) */
 	const struct tlm_jv *stack;   /* frames of the first site with this key (in the side's doc) */
+	bool stack_cut;               /* that stack's Python frames were cut at 64 ("python_stack_cut") */
 };
 
 struct tlm_diff_dev {

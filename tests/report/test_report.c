@@ -418,15 +418,18 @@ static const char golden_fmt[] =
 	"\"devices\":[{\"device\":0,\"kind\":\"device\",\"peak_reserved_bytes\":256,\"peak_reserved_time_ns\":0,"
 	"\"peak_allocated_bytes\":256,\"peak_allocated_time_ns\":0,\"reserved_bytes_at_end\":256,"
 	"\"live_bytes_at_end\":256,\"live_allocations_at_end\":1,\"fragmentation_at_peak\":0.0000,"
-	"\"external_fragmentation_at_peak\":null,\"allocations\":1,\"frees\":0,\"allocator_reported\":null}],"
+	"\"external_fragmentation_at_peak\":null,\"reserved_at_peak_allocated_bytes\":256,"
+	"\"allocated_at_peak_reserved_bytes\":256,\"fragmentation_at_reserved_peak\":0.0000,\"allocations\":1,\"frees\":0,\"allocator_reported\":null}],"
 	"\"at_peak\":[{\"device\":0,\"kind\":\"device\",\"bytes\":256,\"count\":1,\"transient_bytes\":0,"
-	"\"transient_count\":0,\"persistent_bytes\":256,\"persistent_count\":1,\"stack\":[" STACK "]}],"
-	"\"live_at_end\":[{\"device\":0,\"bytes\":256,\"count\":1,\"first_ns\":0,\"last_ns\":0,\"stack\":[" STACK "]}],"
+	"\"transient_count\":0,\"persistent_bytes\":256,\"persistent_count\":1,"
+	"\"label\":\"fn_401000 (f401000.c:400) [libapp.so]\",\"stack\":[" STACK "]}],"
+	"\"live_at_end\":[{\"device\":0,\"bytes\":256,\"count\":1,\"first_ns\":0,\"last_ns\":0,"
+	"\"label\":\"fn_401000 (f401000.c:400) [libapp.so]\",\"stack\":[" STACK "]}],"
 	"\"leaks\":[],\"gc_freed\":[],"
 	"\"ooms\":[{\"device\":0,\"kind\":\"device\",\"time_ns\":1000000,\"requested_bytes\":1073741824,"
 	"\"reserved_free_bytes\":0,\"largest_free_bytes\":0,\"device_free_bytes\":1048576,"
 	"\"reserved_bytes\":256,\"allocated_bytes\":256,\"fragmentation\":0.0000,"
-	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,\"stack\":[]}],"
+	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,\"label\":null,\"stack\":[]}],"
 	"\"churn\":[],\"integrity_errors\":[]}\n";
 
 static void test_json_golden(void **state)
