@@ -4,7 +4,8 @@
  * freed blocks cached for its own later allocations, like the real driver's
  * pools; cached pages still count as used in cuMemGetInfo. Cached memory goes
  * back to the device on cuMemPoolTrimTo, at every stream/context synchronise
- * (release threshold 0), and when the pool itself runs short of pages.
+ * (down to the pool's release threshold, 0 unless set: sim_pool_attr.c), and
+ * when the pool itself runs short of pages.
  */
 #include <stdlib.h>
 
@@ -18,6 +19,7 @@ struct CUmemPoolHandle_st {
 	bool is_default, destroyed;
 	uint64_t max_bytes;                 /* CUmemPoolProps.maxSize; 0 = device size */
 	uint64_t used_pages, cached_pages; /* in live allocations / in the cache */
+	struct sim_pool_attrs attrs;        /* threshold, high-water marks (sim_pool_attr.c) */
 	/* Cached blocks: key = pages << 32 | page index in the device VA region,
 	 * so the smallest key >= (n << 32) is the best-fitting block (lowest
 	 * address among equals). val = block address. */
@@ -128,6 +130,7 @@ static CUresult pool_alloc(CUmemoryPool p, uint64_t bytes, CUdeviceptr *dptr)
 		return r;
 	}
 	p->used_pages += pages;
+	sim_pool_attr_update(&p->attrs, p->used_pages, p->cached_pages);
 	*dptr = va;
 	return CUDA_SUCCESS;
 }
@@ -147,7 +150,7 @@ void sim_pools_sync(int dev)
 	pthread_mutex_lock(&sim_lock);
 	for (CUmemoryPool p = pools; p; p = p->next)
 		if (p->dev == dev && !p->destroyed && p->cached_pages)
-			trim(p, 0);
+			trim(p, p->attrs.release_threshold);
 	pthread_mutex_unlock(&sim_lock);
 }
 
@@ -310,6 +313,24 @@ CUresult simi_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 }
 SIM_API(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep),
 	(pool, minBytesToKeep), {pool, minBytesToKeep});
+
+/* For sim_pool_attr.c: the live pool's attributes and page counts, with
+ * sim_lock held by the caller; NULL for a bad handle. */
+struct sim_pool_attrs *sim_pool_attrs_of(CUmemoryPool pool, uint64_t *used_pages,
+					 uint64_t *cached_pages)
+{
+	CUmemoryPool p = pool_lookup(pool);
+	if (!p || p->destroyed)
+		return NULL;
+	*used_pages = p->used_pages;
+	*cached_pages = p->cached_pages;
+	return &p->attrs;
+}
+
+int sim_pool_device(CUmemoryPool pool)
+{
+	return pool->dev;
+}
 
 long long sim_tlm_sim_pool_cached_bytes(CUmemoryPool pool)
 {

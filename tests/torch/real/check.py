@@ -49,6 +49,26 @@ def fmt(b):
 
 
 is_async = torch_figs["backend"] == "cudaMallocAsync"
+
+
+def pool_used_peak(dev):
+    """cudaMallocAsync backend: torch's memory_allocated() is the driver
+    pool's used memory, which the simulated driver counts in whole 2 MiB
+    pages per allocation: replay tlm's trace in those units (peak, at end)."""
+    live, used, peak = {}, 0, 0
+    for e in events:
+        if e[1] != "device" or int(e[2]) != dev or e[5] != "0" or int(e[8]) & 0x20:
+            continue
+        if e[0] == "alloc" and e[9].startswith("cudaMallocAsync"):
+            pages = -(-int(e[4]) // (2 << 20)) * (2 << 20)
+            live[int(e[3])] = pages
+            used += pages
+            peak = max(peak, used)
+        elif e[0] == "free" and e[9].startswith("cudaFreeAsync"):
+            used -= live.pop(int(e[3]), 0)
+    return peak, used
+
+
 for t in torch_figs["devices"]:
     dev = t["device"]
     r = [x for x in rep["devices"] if x["device"] == dev and x["kind"] == "device"]
@@ -56,6 +76,15 @@ for t in torch_figs["devices"]:
         check(False, "dev %d: no device entry in tlm's report" % dev)
         continue
     r = r[0]
+    if is_async:
+        peak, end = pool_used_peak(dev)
+        check(peak == t["max_memory_allocated"] and end == t["memory_allocated"],
+              "dev %d: tlm's cudaMallocAsync/cudaFreeAsync events in 2 MiB pages: peak %d, at end %d; "
+              "torch (the pool's used memory) %d, %d" % (dev, peak, end, t["max_memory_allocated"],
+                                                          t["memory_allocated"]))
+        check(r["live_allocations_at_end"] > 0, "dev %d: tlm: %d B asked for at the peak, %d live at end"
+              % (dev, r["peak_allocated_bytes"], r["live_bytes_at_end"]))
+        continue
     check(r["peak_allocated_bytes"] == t["max_memory_allocated"],
           "dev %d peak allocated: tlm %d, torch max_memory_allocated %d"
           % (dev, r["peak_allocated_bytes"], t["max_memory_allocated"]))
@@ -89,11 +118,18 @@ for m, o in zip(msgs, tlm_ooms):
           % (dev, o["device_free_bytes"], fmt(o["device_free_bytes"]), free))
     if is_async:
         continue
-    # "Tried to allocate" is the segment the allocator asked the driver for
+    # "Tried to allocate" is the segment the allocator asked the driver for;
+    # with expandable segments it asks only for the pages it lacks, and the
+    # message names the block's allocation size: the request when > 10 MiB
     tried = msg_size(m, r"Tried to allocate ([0-9.]+ \w+)")
     dreq = o["driver_request_bytes"] or 0
-    check(fmt(dreq) == tried, "OOM dev %d: driver request tlm %d (%s), torch's message %s"
-          % (dev, dreq, fmt(dreq), tried))
+    if case == "expandable" and fmt(dreq) != tried:
+        check(fmt(o["requested_bytes"]) == tried and dreq < o["requested_bytes"],
+              "OOM dev %d: requested tlm %d (%s), torch's message %s (the driver was asked for the "
+              "%d B missing)" % (dev, o["requested_bytes"], fmt(o["requested_bytes"]), tried, dreq))
+    else:
+        check(fmt(dreq) == tried, "OOM dev %d: driver request tlm %d (%s), torch's message %s"
+              % (dev, dreq, fmt(dreq), tried))
     alloc = msg_size(m, r"memory ([0-9.]+ \w+) is allocated by PyTorch")
     check(fmt(o["allocated_bytes"]) == alloc, "OOM dev %d: allocated tlm %d (%s), torch's message %s"
           % (dev, o["allocated_bytes"], fmt(o["allocated_bytes"]), alloc))

@@ -16,18 +16,18 @@ if [ ! -x "$py" ] || ! "$py" -c 'import torch' >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d)
 [ -n "${TLM_TEST_KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
-devs=1 conf="" args="--history $tmp/history.pickle"
+devs=1 conf="" args="--history $tmp/history.pickle" size=256M
 case $case in
 default) ;;
 expandable) conf=expandable_segments:True ;;
-async) conf=backend:cudaMallocAsync args="--no-oom" ;;
-twodev) devs=2 args="$args --no-oom" ;;
+async) conf=backend:cudaMallocAsync args="--no-oom" size=1G ;;
+twodev) devs=2 args="$args --no-oom" size=1G ;;
 *) echo "run.sh: unknown case '$case'"; exit 2 ;;
 esac
-# 256 MiB devices: small enough that the OOM scenario fills them quickly
+# 256 MiB devices where the OOM scenario runs (it fills them quickly), else 1 GiB
 # shellcheck disable=SC2086
 env ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} TLM_SUMMARY=0 \
-	"$tlm" run --no-summary -o "$tmp/t.trace" --simulate 256M --devices "$devs" -- \
+	"$tlm" run --no-summary -o "$tmp/t.trace" --simulate "$size" --devices "$devs" -- \
 	"$py" "$src/workload.py" "$tmp/torch.json" --devices "$devs" $args >"$tmp/run.log" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
