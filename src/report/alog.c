@@ -84,7 +84,7 @@ static void amap_del(struct amap *m, struct slot *s)
 
 /* ---- the pass ---------------------------------------------------------------- */
 
-enum { NS_DEVVA = 1, NS_HOST, NS_PHYS, NS_MAP, NS_BLOCK };
+enum { NS_DEVVA = 1, NS_HOST, NS_PHYS, NS_MAP, NS_BLOCK, NS_RESV };
 
 static uint8_t ns_of(unsigned kind)
 {
@@ -95,19 +95,27 @@ static uint8_t ns_of(unsigned kind)
 	case TLM_KIND_VMM_PHYSICAL: return NS_PHYS;
 	case TLM_KIND_VMM_MAPPING: return NS_MAP;
 	case TLM_KIND_BLOCK: return NS_BLOCK;
-	default: return 0; /* reservations and pools: nothing to draw */
+	case TLM_KIND_VMM_RESERVE: return NS_RESV;
+	default: return 0; /* pools: nothing to draw */
 	}
 }
+
+/* A set of live address ranges (log indices), searched by address: sorted
+ * lazily, when searched after it grew; freed ones dropped lazily too. */
+struct segset {
+	struct seg { uint64_t addr; uint32_t idx; } *v;
+	size_t n, cap;
+	size_t ndead;          /* entries freed since, not yet dropped */
+	bool dirty;            /* grew since it was sorted */
+};
 
 struct pass {
 	struct tlm__alog *l;
 	struct amap map;
 	size_t max;
 	int64_t start;
-	struct seg { uint64_t addr; uint32_t idx; } *segs; /* live driver allocations and mappings */
-	size_t nsegs, capsegs;
-	size_t ndead;          /* entries of segs freed since, not yet dropped */
-	bool dirty;            /* segs grew since it was sorted */
+	struct segset segs;    /* live driver allocations and mappings */
+	struct segset resv;    /* live VMM reservations (PyTorch's expandable segments reserve one each) */
 };
 
 static int by_addr(const void *a, const void *b)
@@ -116,67 +124,65 @@ static int by_addr(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-static void seg_compact(struct pass *p);
-
-/* The live segment holding [addr, addr+size) on device, or UINT32_MAX. */
-static uint32_t holder(struct pass *p, int device, uint64_t addr)
+/* Drops the ranges freed since the last call (order kept). */
+static void set_compact(struct segset *set, const struct tlm__al *e)
 {
-	const struct tlm__al *e = p->l->e;
-	if (p->ndead)
-		seg_compact(p);
-	if (p->dirty) {
-		qsort(p->segs, p->nsegs, sizeof *p->segs, by_addr);
-		p->dirty = false;
+	size_t k = 0;
+	for (size_t i = 0; i < set->n; i++)
+		if (e[set->v[i].idx].flags & TLM__AL_LIVE)
+			set->v[k++] = set->v[i];
+	set->n = k;
+	set->ndead = 0;
+}
+
+/* The live range of set holding addr on device (any device when device < 0,
+ * as reservations name none), or UINT32_MAX. */
+static uint32_t holder(struct segset *set, const struct tlm__al *e, int device, uint64_t addr)
+{
+	if (set->ndead)
+		set_compact(set, e);
+	if (set->dirty) {
+		qsort(set->v, set->n, sizeof *set->v, by_addr);
+		set->dirty = false;
 	}
-	size_t lo = 0, hi = p->nsegs; /* first segment starting after addr */
+	size_t lo = 0, hi = set->n; /* first range starting after addr */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (p->segs[mid].addr <= addr)
+		if (set->v[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	for (size_t i = lo; i-- > 0;) {
-		const struct tlm__al *s = &e[p->segs[i].idx];
+		const struct tlm__al *s = &e[set->v[i].idx];
 		if (addr - s->addr >= s->size)
-			break; /* segments do not overlap: no earlier one holds it */
-		if (s->device == device)
-			return p->segs[i].idx;
+			break; /* ranges of one set do not overlap: no earlier one holds it */
+		if (device < 0 || s->device == device)
+			return set->v[i].idx;
 	}
 	return UINT32_MAX;
 }
 
-static int seg_add(struct pass *p, uint32_t idx)
+static int set_add(struct segset *set, const struct tlm__al *e, uint32_t idx)
 {
-	if (p->nsegs == p->capsegs) {
-		size_t nc = p->capsegs ? p->capsegs * 2 : 64;
-		struct seg *n = realloc(p->segs, nc * sizeof *n);
+	if (set->n == set->cap) {
+		size_t nc = set->cap ? set->cap * 2 : 64;
+		struct seg *n = realloc(set->v, nc * sizeof *n);
 		if (!n)
 			return -1;
-		p->segs = n;
-		p->capsegs = nc;
+		set->v = n;
+		set->cap = nc;
 	}
-	p->segs[p->nsegs++] = (struct seg){p->l->e[idx].addr, idx};
-	p->dirty = true;
+	set->v[set->n++] = (struct seg){e[idx].addr, idx};
+	set->dirty = true;
 	return 0;
 }
 
-/* Drops the segments freed since the last call (order kept). */
-static void seg_compact(struct pass *p)
+/* A range ended: dropped lazily, so that a run of frees costs O(1) each. */
+static void set_del(struct segset *set, const struct tlm__al *e)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < p->nsegs; i++)
-		if (p->l->e[p->segs[i].idx].flags & TLM__AL_LIVE)
-			p->segs[k++] = p->segs[i];
-	p->nsegs = k;
-	p->ndead = 0;
-}
-
-/* A segment ended: dropped lazily, so that a run of frees costs O(1) each. */
-static void seg_del(struct pass *p)
-{
-	if (++p->ndead > p->nsegs / 2)
-		seg_compact(p);
+	if (++set->ndead > set->n / 2)
+		set_compact(set, e);
 }
 
 static void end_one(struct pass *p, struct slot *s, const struct tlm_event *ev, uint64_t seq)
@@ -190,8 +196,10 @@ static void end_one(struct pass *p, struct slot *s, const struct tlm_event *ev, 
 	a->seq_free = seq;
 	a->t_free = (int64_t)ev->time_ns - p->start;
 	a->free_stack = ev->stack_id;
-	if (a->kind != TLM_KIND_BLOCK && a->kind != TLM_KIND_HOST_PINNED)
-		seg_del(p);
+	if (a->kind == TLM_KIND_VMM_RESERVE)
+		set_del(&p->resv, p->l->e);
+	else if (a->kind != TLM_KIND_BLOCK && a->kind != TLM_KIND_HOST_PINNED)
+		set_del(&p->segs, p->l->e);
 	amap_del(&p->map, s);
 }
 
@@ -200,7 +208,7 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 	struct tlm__alog *l = p->l;
 	uint8_t ns = ns_of(ev->kind);
 	if (ev->result) {
-		if (ev->result != 2 || (!ns && ev->kind != TLM_KIND_VMM_RESERVE))
+		if (ev->result != 2 || !ns)
 			return 0;
 		if (l->noom == l->capoom) {
 			size_t nc = l->capoom ? l->capoom * 2 : 16;
@@ -255,12 +263,20 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 	if (device > l->max_device && ev->kind != TLM_KIND_HOST_PINNED)
 		l->max_device = device;
 	if (ev->kind == TLM_KIND_BLOCK) {
-		uint32_t h = holder(p, device, ev->addr);
+		uint32_t h = holder(&p->segs, l->e, device, ev->addr), v = holder(&p->resv, l->e, -1, ev->addr);
 		a->parent = h;
 		if (h != UINT32_MAX)
 			l->e[h].flags |= TLM__AL_OWNED;
-	} else if (ev->kind != TLM_KIND_HOST_PINNED && seg_add(p, idx)) {
-		return -1;
+		if (v != UINT32_MAX) /* the allocator's reservation: all its mappings are its segments */
+			l->e[v].flags |= TLM__AL_OWNED;
+	} else if (ev->kind == TLM_KIND_VMM_RESERVE) {
+		if (set_add(&p->resv, l->e, idx))
+			return -1;
+	} else if (ev->kind != TLM_KIND_HOST_PINNED) {
+		if (ns == NS_MAP)
+			a->parent = holder(&p->resv, l->e, -1, ev->addr);
+		if (set_add(&p->segs, l->e, idx))
+			return -1;
 	}
 	return amap_put(&p->map, ns, ev->addr, idx);
 }
@@ -319,13 +335,21 @@ int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct t
 			goto out;
 	}
 	out->events = seq;
+	/* a mapping inside a reservation that held the allocator's blocks is one
+	 * of its segments even when no block lay in that page yet */
+	for (size_t i = 0; i < out->n; i++) {
+		struct tlm__al *a = &out->e[i];
+		if (a->kind == TLM_KIND_VMM_MAPPING && a->parent != UINT32_MAX && (out->e[a->parent].flags & TLM__AL_OWNED))
+			a->flags |= TLM__AL_OWNED;
+	}
 	rc = 0;
 out:
 	if (rc)
 		snprintf(err, errlen, "out of memory while reading the trace again");
 	free(rec);
 	free(p.map.s);
-	free(p.segs);
+	free(p.segs.v);
+	free(p.resv.v);
 	tlm_reader_close(rd);
 	if (rc)
 		tlm__alog_free(out);

@@ -5,16 +5,18 @@
  * src/report.
  *
  * Contract: tlm__alog_build() reads the trace once more and keeps one entry
- * per successful allocation (driver allocations, VMM mappings, allocator
- * blocks; VMM handles and reservations are left out: they have no address
- * of their own that memory_viz could draw, or no bytes), with its
+ * per successful allocation (driver allocations, VMM reservations and
+ * mappings, allocator blocks; VMM handles are left out: they have no
+ * address of their own), with its
  * allocation and free (time, event ordinal, stack), and one entry per
  * failed allocation that ran out of memory. Frees are matched as the report
  * matches them (replay.c): device and managed memory share one address
  * space, an allocation at an address still live ends the old one. Memory:
  * one entry per allocation, up to max (the rest are counted, not kept).
  * A driver allocation or mapping that held an allocator block during its
- * life is marked TLM__AL_OWNED: it is one of the allocator's segments.
+ * life is marked TLM__AL_OWNED: it is one of the allocator's segments; so
+ * is a reservation that did, and every mapping inside it (PyTorch's
+ * expandable segments map pages before blocks use them).
  */
 #ifndef TLM_REPORT_ALOG_H
 #define TLM_REPORT_ALOG_H
@@ -33,9 +35,11 @@ struct tlm__al {
 	uint64_t seq_alloc, seq_free;   /* event ordinals (1-based); seq_free 0 while live */
 	int64_t t_alloc, t_free;        /* ns since the trace start; t_free meaningful unless LIVE */
 	uint32_t stack_id, free_stack;  /* canonical stack ids (Python stacks by their frames) */
-	uint32_t parent;                /* blocks: index of the segment holding it, else UINT32_MAX */
+	uint32_t parent;                /* blocks: the segment holding it; mappings: their reservation;
+	                                 * else UINT32_MAX */
 	int16_t device;
-	uint8_t kind;                   /* enum tlm_kind: DEVICE, MANAGED, HOST_PINNED, VMM_MAPPING, BLOCK */
+	uint8_t kind;                   /* enum tlm_kind: DEVICE, MANAGED, HOST_PINNED, VMM_RESERVE,
+	                                 * VMM_MAPPING, BLOCK */
 	uint8_t flags;                  /* TLM__AL_* */
 	uint16_t api;                   /* enum tlm_api of the allocation */
 };

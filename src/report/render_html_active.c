@@ -123,6 +123,8 @@ static int mkind_of(const struct tlm__al *a)
 /* Drawn on this track: its blocks and the driver memory outside any allocator. */
 static bool on_track(const struct tlm__al *a, const struct tlm_report_device *d)
 {
+	if (a->kind == TLM_KIND_VMM_RESERVE)
+		return false; /* address space only: no bytes */
 	int dev = a->kind == TLM_KIND_HOST_PINNED ? -1 : a->device;
 	return dev == d->device && mkind_of(a) == d->kind && !(a->flags & TLM__AL_OWNED);
 }

@@ -59,7 +59,7 @@ struct snap {
 
 static bool device_entry(const struct tlm__al *a)
 {
-	return a->device >= 0 && a->kind != TLM_KIND_HOST_PINNED;
+	return a->device >= 0 && a->kind != TLM_KIND_HOST_PINNED && a->kind != TLM_KIND_VMM_RESERVE;
 }
 
 static bool is_block(const struct tlm__al *a)
@@ -186,13 +186,13 @@ static void entry_defaults(struct snap *s)
 	pool_id(s);
 }
 
-static void entry(struct snap *s, int action, const struct tlm__al *a, bool at_free)
+static void entry_of(struct snap *s, int action, const struct tlm__al *a, bool at_free, uint64_t size)
 {
 	struct tlm__pk *pk = &s->pk;
 	tlm__pk_dict(pk);
 	kv_str(pk, "action", act_name[action]);
 	kv_uint(pk, "addr", a->addr);
-	kv_uint(pk, "size", a->size);
+	kv_uint(pk, "size", size);
 	kv_uint(pk, "stream", a->stream);
 	frames(s, at_free ? a->free_stack : a->stack_id, !external(a));
 	int64_t t = at_free ? a->t_free : a->t_alloc;
@@ -201,6 +201,30 @@ static void entry(struct snap *s, int action, const struct tlm__al *a, bool at_f
 	if (external(a))
 		kv_str(pk, "tlm_api", tlm_api_name(a->api));
 	tlm__pk_end(pk);
+}
+
+static void entry(struct snap *s, int action, const struct tlm__al *a, bool at_free)
+{
+	entry_of(s, action, a, at_free, a->size);
+}
+
+/* An owned VMM mapping and those right after it in the trace that continue
+ * it (the same action, the next addresses): PyTorch maps and unmaps an
+ * expandable segment's pages in one step, traced as one entry, where the
+ * driver sees one cuMemMap or cuMemUnmap per page. Returns how many items
+ * it covers (>= 1) and their bytes. */
+static size_t mapping_run(const struct snap *s, const struct item *it, size_t n, uint64_t *bytes)
+{
+	const struct tlm__al *a = &s->l.e[it[0].idx];
+	size_t k = 1;
+	*bytes = a->size;
+	for (; k < n && it[k].what == it[0].what; k++) {
+		const struct tlm__al *b = &s->l.e[it[k].idx];
+		if (b->kind != TLM_KIND_VMM_MAPPING || external(b) || b->addr != a->addr + *bytes)
+			break;
+		*bytes += b->size;
+	}
+	return k;
 }
 
 static void trace_item(struct snap *s, const struct item *it)
@@ -273,8 +297,18 @@ static int device_traces(struct snap *s)
 				it[n++] = (struct item){l->oom[i].seq, (uint32_t)i, 2};
 		qsort(it, n, sizeof *it, by_seq);
 		tlm__pk_list(&s->pk);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			const struct tlm__al *a = it[i].what != 2 ? &s->l.e[it[i].idx] : NULL;
+			if (a && a->kind == TLM_KIND_VMM_MAPPING && !external(a)) {
+				uint64_t bytes;
+				size_t k = mapping_run(s, &it[i], n - i, &bytes);
+				bool fr = it[i].what == 1;
+				entry_of(s, fr ? A_SEG_UNMAP : A_SEG_MAP, a, fr, bytes);
+				i += k - 1;
+				continue;
+			}
 			trace_item(s, &it[i]);
+		}
 		tlm__pk_end(&s->pk);
 	}
 	free(it);
@@ -332,7 +366,9 @@ static void segment(struct snap *s, const struct seg *g, const uint32_t *blk)
 	kv_uint(pk, "active_size", used);
 	kv_uint(pk, "requested_size", used);
 	kv_uint(pk, "stream", first->stream);
-	kv_str(pk, "segment_type", g->size <= SMALL_SEGMENT ? "small" : "large");
+	/* PyTorch's small pool: 2 MiB segments, or an expandable segment of 2 MiB pages */
+	uint64_t unit = g->expandable ? first->size : g->size;
+	kv_str(pk, "segment_type", unit <= SMALL_SEGMENT ? "small" : "large");
 	tlm__pk_str(pk, "segment_pool_id");
 	pool_id(s);
 	tlm__pk_str(pk, "is_expandable");

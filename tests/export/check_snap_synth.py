@@ -31,10 +31,10 @@ check("outside the allocator: one active block, its API and its stack",
       ext["tlm_api"] == "cudaMalloc" and ext["allocated_size"] == 4 * MiB and len(ext["frames"]) == 1
       and [(b["address"], b["size"], b["state"]) for b in ext["blocks"]] == [(EXT, 4 * MiB, "active_allocated")],
       ext)
-check("the expandable segment: blocks tile both chunks, the freed one inactive",
+check("the expandable segment (2 MiB pages: PyTorch's small pool): blocks tile both chunks, the freed one inactive",
       [(b["address"], b["size"], b["state"]) for b in exp["blocks"]]
       == [(VA, MiB, "active_allocated"), (VA + MiB, 2 * MiB, "active_allocated"), (VA + 3 * MiB, MiB, "inactive")]
-      and exp["allocated_size"] == 3 * MiB and exp["frames"] == [] and exp["segment_type"] == "large", exp)
+      and exp["allocated_size"] == 3 * MiB and exp["frames"] == [] and exp["segment_type"] == "small", exp)
 check("blocks keep their stacks (2 frames each)", [len(b["frames"]) for b in exp["blocks"]] == [2, 2, 0])
 tr = s["device_traces"]
 got = [(e["action"], e.get("addr", e.get("device_free")), e["size"]) for e in tr[0]]

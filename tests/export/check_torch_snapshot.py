@@ -88,7 +88,7 @@ def replay(snap):
     """The traces from an empty device must end in the snapshot's state."""
     bad = []
     for dev, trace in enumerate(snap["device_traces"]):
-        blocks, segs = {}, {}
+        blocks, segs, mapped = {}, {}, []
         for e in trace:
             a = e["action"]
             if a == "alloc":
@@ -98,18 +98,30 @@ def replay(snap):
             elif a == "free_completed":
                 if blocks.pop(e["addr"], None) is None:
                     bad.append(("free of unknown", e["addr"]))
-            elif a in ("segment_alloc", "segment_map"):
+            elif a == "segment_alloc":
                 segs[e["addr"]] = e["size"]
-            elif a in ("segment_free", "segment_unmap"):
+            elif a == "segment_free":
                 if segs.pop(e["addr"], None) is None:
                     bad.append(("segment free of unknown", e["addr"]))
+            elif a == "segment_map":  # ranges of an expandable segment: mapped and unmapped by pages
+                mapped.append((e["addr"], e["addr"] + e["size"]))
+            elif a == "segment_unmap":
+                lo, hi, rest = e["addr"], e["addr"] + e["size"], []
+                for s0, s1 in mapped:
+                    rest += [(s0, min(s1, lo))] if s0 < lo else []
+                    rest += [(max(s0, hi), s1)] if s1 > hi else []
+                gone = sum(s1 - s0 for s0, s1 in mapped) - sum(s1 - s0 for s0, s1 in rest)
+                if gone != e["size"]:
+                    bad.append(("unmap of unmapped memory", e["addr"], e["size"], gone))
+                mapped = rest
         want_b = {b["address"]: b["size"] for s in snap["segments"] if s["device"] == dev for b in s["blocks"]
                   if b["state"] == "active_allocated"}
         want_r = sum(s["total_size"] for s in snap["segments"] if s["device"] == dev)
         if blocks != want_b:
             bad.append(("dev", dev, "blocks", len(blocks), len(want_b)))
-        if sum(segs.values()) != want_r:
-            bad.append(("dev", dev, "reserved", sum(segs.values()), want_r))
+        got_r = sum(segs.values()) + sum(s1 - s0 for s0, s1 in mapped)
+        if got_r != want_r:
+            bad.append(("dev", dev, "reserved", got_r, want_r))
     check("the traces replayed give the snapshot's blocks and segments", not bad, bad[:5])
 
 
