@@ -254,7 +254,8 @@
       var st = sites[d.site[i]] || ['?', '#8c959f', null];
       var freed = isFinite(d.tf[i]) ? 'freed ' + secs(d.tf[i]) + ' (after ' + duration(d.tf[i] - d.ta[i]) + ')'
                                     : 'live at the end';
-      var lines = [human(d.size[i]) + (d.size[i] >= 1024 ? ' (' + d.size[i] + ' bytes)' : ''),
+      var lines = [human(d.size[i]) + (d.size[i] >= 1024 ? ' (' + d.size[i] + ' bytes)' : '') +
+                   (st[3] ? ', ' + st[3] : ''),
                    'allocated ' + secs(d.ta[i]) + ', ' + freed, 'at ' + st[0]];
       if (st[2]) lines.push(st[2].slice(0, 16).join('\n') + (st[2].length > 16 ? '\n\u2026' : ''));
       return lines.join('\n');

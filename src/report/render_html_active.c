@@ -20,7 +20,8 @@
  * allocation by how many allocations were made since it (k >= 1), so
  * short-lived ones cost one byte. Sites are numbered by their bytes x
  * seconds on the timeline, largest first, and listed in JSON (name,
- * colour, stack) beside the stream; the first HTML_SITES are rows of the
+ * colour, stack, and with the allocator tap, a note for memory outside the
+ * allocator) beside the stream; the first HTML_SITES are rows of the
  * table under the canvas.
  */
 #include <inttypes.h>
@@ -34,6 +35,7 @@
 
 #define ACTIVE_MAX (4u << 20)      /* allocations read; the rest are counted */
 #define ACTIVE_SITES_JSON 20000    /* sites whose stack is embedded */
+#define ACTIVE_LABELS 2000         /* sites named by the report's labelling rule (labels.c) */
 #define CANVAS_W 960
 #define CANVAS_H 320
 
@@ -88,7 +90,14 @@ static void varint(struct b64 *w, uint64_t v)
 
 /* ---- a track: one (device, kind) ------------------------------------------------- */
 
-struct site { uint32_t stack_id; double area; uint64_t bytes, count, largest; uint32_t rank; };
+struct site {
+	uint32_t stack_id;
+	double area;                 /* bytes x ns on the timeline: the rank */
+	uint64_t bytes, count, largest;
+	uint32_t rank;
+	uint16_t api;                /* of its first allocation */
+	bool driver;                 /* ... which was a driver allocation, not an allocator block */
+};
 struct ev { uint64_t seq; int64_t t; uint32_t i; bool free; };
 
 static int by_stack(const void *a, const void *b)
@@ -216,11 +225,17 @@ static int track(FILE *f, struct tlm_report *r, int ti, const struct tlm_report_
 	int64_t end = r->run_end_ns > l->end_ns ? r->run_end_ns : l->end_ns;
 	uint64_t peak = 0, cur = 0;
 	size_t nev = 0;
+	bool tapped = false; /* the allocator tap reported blocks here */
 	for (size_t k = 0; k < n; k++) {
 		const struct tlm__al *a = &l->e[idx[k]];
 		struct site *st = find_site(s, ns, a->stack_id);
 		int64_t tf = (a->flags & TLM__AL_LIVE) ? end : a->t_free;
 		st->area += (double)a->size * (double)(tf > a->t_alloc ? tf - a->t_alloc : 0);
+		if (!st->count) {
+			st->api = a->api;
+			st->driver = a->kind != TLM_KIND_BLOCK;
+		}
+		tapped |= a->kind == TLM_KIND_BLOCK;
 		st->bytes += a->size;
 		st->count++;
 		if (a->size > st->largest)
@@ -290,12 +305,30 @@ static int track(FILE *f, struct tlm_report *r, int ti, const struct tlm_report_
 	fputs("</script>\n<script type=\"application/json\" class=\"active-sites\">", f);
 	struct tlm__json j;
 	tlm__json_init(&j, f);
+	/* names by the report's labelling rule for the sites shown together (the
+	 * first ACTIVE_LABELS); the rest by their most useful frame */
+	size_t nl = ns < ACTIVE_LABELS ? ns : ACTIVE_LABELS;
+	int *ldev = malloc((nl + 1) * sizeof *ldev);
+	uint32_t *lstack = malloc((nl + 1) * sizeof *lstack);
+	struct tlm__labels L = {0};
+	bool labelled = false;
+	if (ldev && lstack) {
+		for (size_t k = 0; k < nl; k++) {
+			ldev[k] = d->device;
+			lstack[k] = byrank[k].stack_id;
+		}
+		labelled = !tlm__labels_make(&L, r, ldev, lstack, nl, TLM__HTML_SEP);
+	}
+	free(ldev);
+	free(lstack);
 	tlm__json_arr(&j);
 	for (size_t k = 0; k < ns; k++) {
 		tlm__json_arr(&j);
 		const struct tlm_frame *fr = tlm_report_useful_frame(r, byrank[k].stack_id);
 		char buf[1024] = "no stack recorded";
-		if (fr)
+		if (labelled && k < nl)
+			snprintf(buf, sizeof buf, "%s", tlm__label(&L, k));
+		else if (fr)
 			tlm__frame_text(buf, sizeof buf, fr);
 		tlm__json_str(&j, buf);
 		tlm__json_str(&j, colour[k]);
@@ -303,9 +336,16 @@ static int track(FILE *f, struct tlm_report *r, int ti, const struct tlm_report_
 			frames_text(r, &j, byrank[k].stack_id);
 		else
 			tlm__json_null(&j);
+		if (tapped && byrank[k].driver) { /* memory the allocator does not manage */
+			char note[96];
+			snprintf(note, sizeof note, "outside the allocator (%s)", tlm_api_name(byrank[k].api));
+			tlm__json_str(&j, note);
+		}
 		tlm__json_arr_end(&j);
 	}
 	tlm__json_arr_end(&j);
+	if (labelled)
+		tlm__labels_free(&L);
 	fprintf(f, "</script>\n<p class=\"muted\">Highest total: %s.</p>\n", tlm__html_human(h, sizeof h, peak));
 	site_rows(f, r, ti, byrank, ns, colour);
 	fputs("</figure>\n", f);

@@ -11,8 +11,9 @@ MiB = 1 << 20
 VA, EXT = 0x300000000000, 0x7000000000
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "s.pickle")
-    subprocess.run([sys.argv[1], path], check=True)
+    subprocess.run([sys.argv[1], path, os.path.join(d, "s.html")], check=True)
     s = pickle.load(open(path, "rb"))
+    html = open(os.path.join(d, "s.html"), encoding="utf-8").read()
 fails = 0
 
 
@@ -50,5 +51,8 @@ t0 = tr[0][0]["time_us"]
 check("times: microseconds, exact", [e["time_us"] - t0 for e in tr[0]]
       == [0, 1000, 3000, 4000, 5000, 6000, 6000, 7000, 7000, 9000], [e["time_us"] - t0 for e in tr[0]])
 check("allocator settings: expandable segments", s["allocator_settings"] == {"expandable_segments": True})
+sites = html.split('class="active-sites">', 1)[1].split("</script>", 1)[0]
+check("the timeline marks the cudaMalloc as outside the allocator, and only it",
+      sites.count('"outside the allocator (cudaMalloc)"') == 1 and sites.count("outside the allocator") == 1, sites)
 print(f"{0 if fails else 1} passed, {1 if fails else 0} failed")
 sys.exit(1 if fails else 0)

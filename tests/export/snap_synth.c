@@ -3,7 +3,7 @@
  * snap_synth.c - `--format torch-snapshot` of a synthetic trace shaped like
  * PyTorch's expandable segments, for check_snap_synth.py (test
  * export_torch_snapshot_vmm):
- *   snap_synth OUT.pickle
+ *   snap_synth OUT.pickle [OUT.html]
  * Device 0: a reserved range; two 2 MiB physical chunks mapped end to end
  * (the mappings name no device: their handles do); blocks of 1 MiB, of
  * 2 MiB across the chunks' boundary, and of 512 KiB, freed; a 4 MiB
@@ -32,8 +32,8 @@ static void ev(struct rt *t, unsigned op, unsigned kind, uint64_t addr, uint64_t
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: snap_synth OUT.pickle\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: snap_synth OUT.pickle [OUT.html]\n");
 		return 2;
 	}
 	struct rt *t = rt_open();
@@ -60,6 +60,10 @@ int main(int argc, char **argv)
 	FILE *f = fopen(argv[1], "wb");
 	char err[256];
 	int rc = !f || tlm_report_torch_snapshot(r, f, err, sizeof err) || fclose(f);
+	if (argc == 3) { /* and the HTML page, whose timeline marks memory outside the allocator */
+		FILE *h = fopen(argv[2], "w");
+		rc |= !h || tlm_report_html(r, h, err, sizeof err) || fclose(h);
+	}
 	tlm_report_free(r);
 	remove(path);
 	free(path);
