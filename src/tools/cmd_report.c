@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "report/export.h"
@@ -112,6 +113,8 @@ int tlm_cmd_report(int argc, char **argv)
 		return usage_error("%s", "--metric is for --format collapsed");
 	if (metric && strcmp(metric, "live") && strcmp(metric, "peak") && strcmp(metric, "peak-allocated"))
 		return usage_error("unknown metric '%s' (live, peak or peak-allocated)", metric);
+	if (!strcmp(format, "torch-snapshot") && (!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
+		return usage_error("%s", "torch-snapshot is a binary pickle: give -o FILE (or redirect stdout)");
 
 	char err[256];
 	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
