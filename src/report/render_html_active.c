@@ -33,7 +33,7 @@
 #include "html.h"
 #include "json_out.h"
 
-#define ACTIVE_MAX (2u << 20)      /* allocations read (~140 bytes each while the page is written); the rest counted */
+#define ACTIVE_MAX (2u << 20)      /* allocations read (~140 bytes each); the rest are counted */
 #define ACTIVE_SITES_JSON 20000    /* sites whose stack is embedded */
 #define ACTIVE_LABELS 2000         /* sites named by the report's labelling rule (labels.c) */
 #define CANVAS_W 960
