@@ -18,7 +18,10 @@ py=python3
 if [ "${1:-}" = "--viz" ]; then
 	py=""
 	for p in "${TLM_TORCH_PYTHON:-}" /root/.cache/tlm/torch-venv/bin/python "${TLM_VIZ_VENV:-/root/.cache/tlm/viz-venv}/bin/python"; do
-		[ -n "$p" ] && [ -x "$p" ] && "$p" -c 'import torch.cuda._memory_viz' >/dev/null 2>&1 && { py=$p; break; }
+		# without the test's LD_LIBRARY_PATH: torch must load its own CUDA libraries, not
+		# the simulated (in a sanitized build, sanitized) ones; it reads files only here
+		[ -n "$p" ] && [ -x "$p" ] && env -u LD_LIBRARY_PATH "$p" -c 'import torch.cuda._memory_viz' >/dev/null 2>&1 &&
+			{ py=$p; break; }
 	done
 	if [ -z "$py" ]; then
 		echo "SKIP: no python imports torch (set TLM_TORCH_PYTHON): PyTorch's memory_viz did not read tlm's snapshots"
@@ -52,7 +55,8 @@ for run in $runs; do
 	[ "$run" = torch ] && truth="$work/torch.truth"
 	echo "== $run"
 	if [ -n "${1:-}" ]; then
-		"$py" -W ignore "$here/check_torch_snapshot.py" "$work/$run.pickle" "$work/$run.json" --viz || status=1
+		env -u LD_LIBRARY_PATH "$py" -W ignore "$here/check_torch_snapshot.py" "$work/$run.pickle" "$work/$run.json" \
+			--viz || status=1
 	else
 		# shellcheck disable=SC2086
 		"$py" "$here/check_torch_snapshot.py" "$work/$run.pickle" "$work/$run.json" $truth || status=1
