@@ -16,6 +16,10 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# The CUDA runtimes of the real-runtime tests (tests/realcuda), when a toolkit is there.
+if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+	sh "$(dirname "$0")/fetch-cuda-wheels.sh"
+fi
 # the real PyTorch CUDA wheel, in a venv outside the tree (tests/torch, docs/simulate.md)
 sh "$(dirname "$0")/torch-venv.sh"
 # playwright (browser automation for the HTML report's interactive test) in a

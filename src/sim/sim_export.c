@@ -237,6 +237,37 @@ static const void *checks_table[4] = {
 
 static CUresult integrity(uint32_t version, uint64_t seconds, uint64_t out[2]);
 
+/* The runtime versions whose start-up was checked on this driver (CUDA x.y
+ * as 1000 x + 10 y). A runtime passes its own version (+0, +1, +2) to the
+ * integrity check, which is how the driver learns it. */
+static const unsigned known_runtimes[] = {12090, 13000, 13050};
+
+static void check_runtime_version(uint32_t version)
+{
+	static int said;
+	unsigned v = version - version % 10;
+	const char *list = getenv("TLM_SIM_KNOWN_RUNTIMES"); /* tests: e.g. "13000" */
+	bool known = false;
+	if (list) {
+		for (const char *p = list; *p;) {
+			char *end;
+			unsigned long x = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			known |= x == v;
+			p = *end == ',' ? end + 1 : end;
+		}
+	} else {
+		for (size_t i = 0; i < sizeof(known_runtimes) / sizeof(known_runtimes[0]); i++)
+			known |= known_runtimes[i] == v;
+	}
+	if (!known && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr,
+			"tlm-sim: CUDA runtime %u.%u is not one this simulated driver was checked with "
+			"(12.9, 13.0, 13.5): its private interface may differ and it may fail\n",
+			v / 1000, v % 1000 / 10);
+}
+
 UNKNOWN(integrity, 2)
 
 static const void *integrity_table[3] = {
@@ -251,6 +282,7 @@ static CUresult integrity(uint32_t version, uint64_t seconds, uint64_t out[2])
 		return r;
 	if (!out)
 		return CUDA_ERROR_INVALID_VALUE;
+	check_runtime_version(version);
 	struct sim_integrity_header h = {
 		.driver_version = (uint32_t)sim_driver_version(),
 		.version = version,
@@ -270,6 +302,21 @@ static CUresult integrity(uint32_t version, uint64_t seconds, uint64_t out[2])
 	sim_integrity_compute(&h, devs, sim_ndev, out);
 	return CUDA_SUCCESS;
 }
+
+/* ---- 21318c60-9714-3248-8ca6-41ff7324c8f2: asked at start-up by the 13.5
+ * runtime (which needs only that it exists: no slot was called) and by cuBLAS
+ * GEMM. No public description: every slot is unknown. ---- */
+UNKNOWN(t2131, 1)
+UNKNOWN(t2131, 2)
+UNKNOWN(t2131, 3)
+UNKNOWN(t2131, 4)
+UNKNOWN(t2131, 5)
+UNKNOWN(t2131, 6)
+UNKNOWN(t2131, 7)
+static const void *t2131_table[8] = {
+	(void *)(uintptr_t)sizeof(t2131_table), (void *)unk_t2131_1, (void *)unk_t2131_2, (void *)unk_t2131_3,
+	(void *)unk_t2131_4, (void *)unk_t2131_5, (void *)unk_t2131_6, (void *)unk_t2131_7,
+};
 
 /* ---- the directory ---- */
 
@@ -295,6 +342,9 @@ static const struct {
 	{{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1,
 	  0xf2},
 	 integrity_table},
+	{{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8,
+	  0xf2},
+	 t2131_table},
 };
 
 CUresult sim_cuGetExportTable(const void **ppExportTable, const CUuuid_sim *pExportTableId)

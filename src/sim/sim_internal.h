@@ -166,6 +166,7 @@ struct sim_device {
 	uint64_t total_pages, used_pages; /* physical memory, in SIM_PAGE units */
 	struct sim_vaspace va;            /* cuMemAlloc / pool block addresses */
 	struct CUmemPoolHandle_st *default_pool;
+	struct CUmemPoolHandle_st *current_pool; /* cuDeviceSetMemPool; default at first */
 };
 
 extern int sim_ndev;
@@ -205,21 +206,8 @@ void sim_pools_init_device(int dev); /* creates the default pool; at cuInit */
 /* A pool allocation came back (cuMemFree/cuMemFreeAsync). Holds sim_lock. */
 void sim_pool_return(struct CUmemPoolHandle_st *pool, uint64_t va, uint64_t pages);
 /* Synchronisation point on dev: pools drop cached memory above their release
- * threshold (0 unless set). Takes sim_lock. */
+ * threshold, which is 0. Takes sim_lock. */
 void sim_pools_sync(int dev);
-
-/* ---- sim_pool_attr.c: cuMemPoolSet/GetAttribute ---- */
-struct sim_pool_attrs {
-	uint64_t release_threshold;          /* bytes a sync leaves reserved */
-	uint64_t reserved_high, used_high;   /* high-water marks, bytes */
-	int reuse_off[3];                    /* the three reuse policies (default on): stored only */
-};
-/* After an allocation (sim_lock held): raise the high-water marks. */
-void sim_pool_attr_update(struct sim_pool_attrs *a, uint64_t used_pages, uint64_t cached_pages);
-/* sim_pool.c: the pool's attributes and page counts; sim_lock held; NULL if bad. */
-struct sim_pool_attrs *sim_pool_attrs_of(struct CUmemPoolHandle_st *pool, uint64_t *used_pages,
-					 uint64_t *cached_pages);
-int sim_pool_device(struct CUmemPoolHandle_st *pool); /* a valid pool's device */
 
 /* ---- sim_procaddr.c ---- */
 /* The simulator's own code for an ABI name ("cuMemAlloc_v2"), or NULL. */

@@ -65,6 +65,22 @@ static size_t first_row(const char *name)
 	return lo;
 }
 
+/* TLM_SIM_HIDE=name,name: base names cuGetProcAddress answers as unknown, so
+ * tests can stand in for a driver that lacks them. */
+static bool hidden(const char *symbol)
+{
+	const char *h = getenv("TLM_SIM_HIDE");
+	size_t n = strlen(symbol);
+	for (const char *p = h; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, symbol, n) == 0)
+			return true;
+		p = end ? end + 1 : p + len;
+	}
+	return false;
+}
+
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
 			CUdriverProcAddressQueryResult *status)
 {
@@ -75,8 +91,17 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 	if (!symbol || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pfn = NULL;
-	if (cudaVersion > sim_driver_version())
+	if (cudaVersion > sim_driver_version()) {
+		/* A runtime or library built for a newer CUDA: say so once. */
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+				"tlm-sim: %s asked for at CUDA %d.%d, newer than this simulated driver (%d.%d): "
+				"CUDA_ERROR_INVALID_VALUE\n",
+				symbol, cudaVersion / 1000, cudaVersion % 1000 / 10, sim_driver_version() / 1000,
+				sim_driver_version() % 1000 / 10);
 		return CUDA_ERROR_INVALID_VALUE; /* newer than this driver, as documented */
+	}
 	if (flags == CU_GET_PROC_ADDRESS_DEFAULT)
 		ptds = default_is_ptds();
 	else if (flags == CU_GET_PROC_ADDRESS_LEGACY_STREAM)
@@ -85,6 +110,8 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 		ptds = true;
 	else
 		return CUDA_ERROR_INVALID_VALUE;
+	if (hidden(symbol))
+		return CUDA_ERROR_NOT_FOUND;
 	const char *pt = NULL;
 	for (size_t i = first_row(symbol); i < NHIST && strcmp(history[i].name, symbol) == 0; i++) {
 		known = true;

@@ -181,16 +181,33 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+// A new thread whose first runtime call is a free of memory main allocated.
+static void *free_first(void *arg)
+{
+	void *p = arg;
+	F(cudaFree(p), K_DEVICE, p, 0);
+	return NULL;
+}
+
 static void first_call_threads(int ndev)
 {
+	void *p;
+	pthread_t ft;
+	A(cudaMalloc(&p, 8192), K_DEVICE, p, 8192, 0);
+	if (pthread_create(&ft, NULL, free_first, p))
+		exit(5);
+	pthread_join(ft, NULL);
 	pthread_t t[4];
 	struct job jobs[4];
+	// all at once: truth lines of one address stay in causal order, which is
+	// all check.py relies on
 	for (int i = 0; i < 4; i++) {
 		jobs[i].dev = i % ndev;
 		if (pthread_create(&t[i], NULL, thread_main, &jobs[i]))
 			exit(5);
-		pthread_join(t[i], NULL); // one at a time: their truth lines stay in order
 	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
 }
 
 int main(void)
@@ -214,6 +231,16 @@ int main(void)
 	}
 	CK(cudaSetDevice(0));
 	F(cudaFree(first), K_DEVICE, first, 0);
+	// failed allocations (1 TiB each, more than any simulated device): each
+	// is recorded with the device's free memory at that moment
+	for (int i = 0; i < 8; i++) {
+		void *big;
+		if (cudaMalloc(&big, 1ull << 40) != cudaErrorMemoryAllocation) {
+			fprintf(stderr, "allocs: a 1 TiB cudaMalloc did not fail\n");
+			exit(6);
+		}
+		(void)cudaGetLastError();
+	}
 	first_call_threads(ndev);
 	CK(cudaDeviceSynchronize());
 	fclose(truth);

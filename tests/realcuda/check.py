@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""check.py DUMP TRUTH PROGRAM [--extra-ok] - a real-runtime trace against the
+"""check.py DUMP TRUTH PROGRAM [--extra-ok] [--no-device] - a real-runtime trace against the
 program's own truth (allocs.cu writes it; trace_dump.c prints the trace).
 
 Every truth line "E op kind addr size device func line" must be recorded
@@ -9,7 +9,7 @@ and address as the truth has lines, taken in order, each with the truth's
 size and device, and a stack showing func at that source line of PROGRAM
 (addr2line; inlined frames count). The trace must be clean. Trace events
 that match no truth line fail the check unless --extra-ok (a library's own
-allocations). Truth lines "C func line" name program calls into a library
+allocations); --no-device skips the device comparison. Truth lines "C func line" name program calls into a library
 (cuBLAS): then every event the truth does not list must show one of those
 lines in its stack (attributed to the library call that made it), and every
 such allocation must be freed. Prints one PASS or FAIL line (and the
@@ -24,6 +24,7 @@ from collections import defaultdict
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     extra_ok = '--extra-ok' in sys.argv
+    check_dev = '--no-device' not in sys.argv
     dump, truth_path, prog = args
     prog_real = os.path.realpath(prog)
     truth, calls = [], set()
@@ -81,7 +82,7 @@ def main():
         e = cands[k]
         if e['size'] != t['size']:
             fails.append('%s: size %d, program saw %d' % (what, e['size'], t['size']))
-        if e['dev'] != t['dev']:
+        if check_dev and e['dev'] != t['dev']:
             fails.append('%s: device %d, program used %d' % (what, e['dev'], t['dev']))
         seen = [s for fr in e['frames'] for s in sym.get(hex(int(fr.rpartition('+')[2], 16)), [])]
         if (t['func'], t['line']) not in seen:

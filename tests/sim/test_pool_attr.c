@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Pool attributes (sim_pool_attr.c): the release threshold is kept and a
+/* Pool attributes (sim_pool.c) as PyTorch uses them: the release threshold is kept and a
  * synchronise trims down to it; reserved/used figures and their high marks
  * are exact and resettable; bad attributes and handles are rejected; graph
- * memory is all zeros. TLM_SIM_MEMORY=64M. */
+ * memory (sim_graph_mem.c) is all zeros. TLM_SIM_MEMORY=64M. */
 #include "sim_test.h"
 
 /* Not in sim_driver.h: the attribute argument is CUmemPool_attribute. */
