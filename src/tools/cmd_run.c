@@ -130,7 +130,7 @@ int tlm_cmd_run(int argc, char **argv)
 	for (; i < argc; i++) {
 		if ((sim = tlm_simulate_option(argc, argv, &i)) != 0) {
 			if (sim < 0)
-				return usage();
+				return sim == -2 ? TLM_EXIT_USAGE : usage(); /* -2: said why */
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;

@@ -10,7 +10,7 @@ set -u
 case=$1 tlm=$2 events=$3 src=$4
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
-if [ ! -x "$py" ] || ! "$py" -c 'import torch' >/dev/null 2>&1; then
+if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
 	echo "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch test '$case' not run"
 	exit 77
 fi
@@ -26,7 +26,8 @@ twodev) devs=2 args="$args --no-oom" size=1G ;;
 esac
 # 256 MiB devices where the OOM scenario runs (it fills them quickly), else 1 GiB
 # shellcheck disable=SC2086
-env ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} TLM_SUMMARY=0 \
+# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
+env ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} TLM_SUMMARY=0 \
 	"$tlm" run --no-summary -o "$tmp/t.trace" --simulate "$size" --devices "$devs" -- \
 	"$py" "$src/workload.py" "$tmp/torch.json" --devices "$devs" $args >"$tmp/run.log" 2>&1
 rc=$?
