@@ -161,12 +161,12 @@ int tlm_cmd_run(int argc, char **argv)
 		fprintf(stderr, "tlm run: cannot find libtlm.so (set TLM_LIBRARY to its path)\n");
 		return 1;
 	}
-	if (tlm_simulate_active() && tlm_simulate_prepare() != 0)
-		return TLM_EXIT_USAGE;
 	if (output && !*output) {
 		fprintf(stderr, "tlm run: --output needs a path\n");
 		return usage();
 	}
+	if (tlm_simulate_active() && tlm_simulate_prepare() != 0)
+		return TLM_EXIT_USAGE;
 	if (check_output(output, force) != 0)
 		return 1;
 	/* every libtlm.so of the run names its trace here (run_traces.c) */
