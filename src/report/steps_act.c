@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * steps_act.c - activations at a step's peak, by the function that made them,
+ * and what checkpointing the largest repeated one would leave
+ * (docs/report.md, "Activations and checkpointing").
+ *
+ * An activation is an allocation made in the step, live at its peak and
+ * freed before the step ends: memory held from the forward pass to the
+ * backward pass (freed on another thread: PyTorch's autograd engine). Its
+ * function is the innermost frame of the program's own code
+ * (tlm_report_useful_frame). A function's instances are the calls of it in
+ * the step: the allocations at its first site. For the function with the
+ * most activation bytes and at least two instances, checkpointing segments
+ * of N consecutive instances keeps only each segment's output (the last
+ * activation of its last instance: the next segment's input) and re-creates
+ * one segment at a time during the backward pass:
+ *   estimate = peak - activations + sum(segment outputs) + max(segment activations - its output)
+ * printed beside the rule of thumb peak - (1 - 1/N) x activations.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "steps_internal.h"
+
+struct group {
+	const struct tlm_frame *fr;
+	struct tlm_report_act a;
+	uint32_t first_site;
+	uint64_t first_t, last_t;
+};
+
+static bool same_fn(const struct tlm_frame *a, const struct tlm_frame *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->function && b->function)
+		return !strcmp(a->function, b->function) &&
+		       (a->file && b->file ? !strcmp(a->file, b->file) : a->file == b->file);
+	return !a->function && !b->function && a->ip == b->ip;
+}
+
+static int by_bytes(const void *x, const void *y)
+{
+	const struct tlm_report_act *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
+}
+
+static void estimate(struct tlm_report_act *a, const uint64_t *act, const uint64_t *out, size_t L, uint64_t peak)
+{
+	unsigned every[TLM_REPORT_MAX_CKPT] = {1, 2, (unsigned)lround(sqrt((double)L))};
+	uint64_t total = 0;
+	for (size_t i = 0; i < L; i++)
+		total += act[i];
+	for (size_t e = 0; e < TLM_REPORT_MAX_CKPT; e++) {
+		unsigned N = every[e];
+		if (N < 1 || N > L || (e == 2 && N <= 2))
+			continue;
+		uint64_t kept = 0, redo = 0;
+		for (size_t s = 0; s < L; s += N) {
+			size_t end = s + N < L ? s + N : L;
+			uint64_t seg = 0;
+			for (size_t i = s; i < end; i++)
+				seg += act[i];
+			kept += out[end - 1];
+			uint64_t r = seg > out[end - 1] ? seg - out[end - 1] : 0;
+			if (r > redo)
+				redo = r;
+		}
+		struct tlm_report_ckpt *c = &a->ckpt[a->nckpt++];
+		c->every = N;
+		uint64_t base = peak > total ? peak - total : 0;
+		c->est_peak = base + kept + redo;
+		double saved = (1.0 - 1.0 / N) * (double)total;
+		c->rule_peak = peak - (uint64_t)saved;
+	}
+}
+
+int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, const struct tlm__srec *recs,
+			   size_t n, size_t j, uint64_t t0, uint64_t t1, uint64_t peak_ev)
+{
+	st->act_step = j;
+	st->act_peak = st->step[j].peak;
+	size_t lo = 0, hi;
+	while (lo < n && recs[lo].t < t0)
+		lo++;
+	for (hi = lo; hi < n && recs[hi].t < t1; hi++)
+		;
+	uint32_t nsites = 0;
+	for (size_t i = lo; i < hi; i++)
+		if (recs[i].site >= nsites)
+			nsites = recs[i].site + 1;
+	uint32_t *gof = malloc((nsites + 1) * sizeof *gof); /* site -> group + 1 */
+	uint64_t *sitecount = calloc(nsites + 1, sizeof *sitecount);
+	struct group *g = NULL;
+	size_t ng = 0, cap = 0;
+	int rc = -1;
+	if (!gof || !sitecount)
+		goto out;
+	memset(gof, 0, (nsites + 1) * sizeof *gof);
+	for (size_t i = lo; i < hi; i++) {
+		const struct tlm__srec *x = &recs[i];
+		if (x->device != st->device || x->mkind != TLM_MEM_DEVICE)
+			continue;
+		sitecount[x->site]++;
+		if (!gof[x->site]) {
+			const struct tlm_frame *fr = tlm_report_useful_frame(r, x->stack);
+			size_t k = 0;
+			while (k < ng && !same_fn(g[k].fr, fr))
+				k++;
+			if (k == ng) {
+				if (ng == cap) {
+					cap = cap ? cap * 2 : 16;
+					struct group *p = realloc(g, cap * sizeof *p);
+					if (!p)
+						goto out;
+					g = p;
+				}
+				g[ng] = (struct group){.fr = fr, .first_site = x->site, .first_t = x->t};
+				g[ng].a.stack_id = x->stack;
+				ng++;
+			}
+			gof[x->site] = (uint32_t)k + 1;
+		}
+		struct group *gr = &g[gof[x->site] - 1];
+		gr->last_t = x->t;
+		if (x->ev <= peak_ev && x->fev > peak_ev && x->ft < t1) {
+			gr->a.bytes += x->size;
+			gr->a.count++;
+			gr->a.other_thread += x->fthread != x->thread;
+			st->act_bytes += x->size;
+		}
+	}
+	for (size_t k = 0; k < ng; k++) {
+		g[k].a.instances = sitecount[g[k].first_site];
+		g[k].a.forward_s = (double)(g[k].last_t - g[k].first_t) / 1e9;
+	}
+	/* the largest repeated function: per-instance sizes, then the estimate */
+	size_t big = SIZE_MAX;
+	for (size_t k = 0; k < ng; k++)
+		if (g[k].a.bytes && g[k].a.instances >= 2 && (big == SIZE_MAX || g[k].a.bytes > g[big].a.bytes))
+			big = k;
+	if (big != SIZE_MAX) {
+		size_t L = g[big].a.instances;
+		uint64_t *act = calloc(L, sizeof *act), *outb = calloc(L, sizeof *outb);
+		if (!act || !outb) {
+			free(act);
+			free(outb);
+			goto out;
+		}
+		size_t inst = 0;
+		bool started = false;
+		for (size_t i = lo; i < hi; i++) {
+			const struct tlm__srec *x = &recs[i];
+			if (x->device != st->device || x->mkind != TLM_MEM_DEVICE || gof[x->site] != big + 1)
+				continue;
+			if (x->site == g[big].first_site) {
+				if (started)
+					inst++;
+				started = true;
+			}
+			if (inst < L && x->ev <= peak_ev && x->fev > peak_ev && x->ft < t1) {
+				act[inst] += x->size;
+				outb[inst] = x->size;
+			}
+		}
+		estimate(&g[big].a, act, outb, L, st->act_peak);
+		free(act);
+		free(outb);
+	}
+	st->act = calloc(ng + 1, sizeof *st->act);
+	if (!st->act)
+		goto out;
+	for (size_t k = 0; k < ng; k++)
+		if (g[k].a.bytes)
+			st->act[st->nact++] = g[k].a;
+	qsort(st->act, st->nact, sizeof *st->act, by_bytes);
+	rc = 0;
+out:
+	free(gof);
+	free(sitecount);
+	free(g);
+	return rc;
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * steps_detect.c - the repeating unit of a run, from the sequence of
+ * allocation sites (docs/report.md, "Steps").
+ *
+ * A site is (device, canonical stack). A candidate step count k is the
+ * number of allocations of some site (>= 3 of them); that site's
+ * occurrences cut the sequence into k segments (the anchor: among the sites
+ * allocating exactly k times, the one allocating first). A site allocating
+ * m*k times is a step site when it allocates exactly m times in at least 3/4
+ * of the segments. The candidate with the most step sites wins (then the
+ * most allocations covered, then the larger k): the outer loop of a run
+ * covers the sites of its inner loops too (a layer loop of L layers gives
+ * k*L, whose step sites are a subset). Sizes are not compared, so steps of
+ * varying length (other shapes each step) are still one unit; sites made
+ * once (optimizer state at step 1) or a few times (caches growing) are no
+ * step sites and do not break the unit; an evaluation phase has its own
+ * sites and falls outside the steps. The anchor's allocations must span a
+ * fifth of the run at least: a burst at start-up (weights allocated in a
+ * loop) is no training loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "steps_internal.h"
+
+#define MAX_CANDIDATES 12
+
+struct site {
+	struct tlm__key key;     /* a = device, b = stack */
+	uint64_t count;
+	size_t first;            /* record index of its first allocation */
+};
+
+struct sites {
+	struct site *s;
+	size_t n, cap;
+	struct tlm__index idx;
+};
+
+static const struct tlm__key *site_key(const void *ctx, uint32_t v)
+{
+	const struct sites *s = ctx;
+	return &s->s[v].key;
+}
+
+static int intern(struct sites *ss, struct tlm__srec *recs, size_t n)
+{
+	if (tlm__index_init(&ss->idx, site_key, ss))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct tlm__key k = {(uint64_t)(int64_t)recs[i].device, recs[i].stack, 0};
+		uint32_t v = tlm__index_get(&ss->idx, &k);
+		if (v == UINT32_MAX) {
+			if (ss->n == ss->cap) {
+				size_t cap = ss->cap ? ss->cap * 2 : 256;
+				struct site *p = realloc(ss->s, cap * sizeof *p);
+				if (!p)
+					return -1;
+				ss->s = p;
+				ss->cap = cap;
+			}
+			v = (uint32_t)ss->n;
+			ss->s[v] = (struct site){k, 0, i};
+			if (tlm__index_add(&ss->idx, &k, v))
+				return -1;
+			ss->n++;
+		}
+		ss->s[v].count++;
+		recs[i].site = v;
+	}
+	return 0;
+}
+
+struct score {
+	size_t k;
+	uint32_t anchor;
+	size_t step_sites;
+	uint64_t covered;        /* allocations of step sites in their consistent segments */
+};
+
+/* Per site while scoring one candidate. */
+struct tally {
+	size_t seg;              /* segment of the last occurrence, SIZE_MAX none */
+	uint64_t in_seg;         /* occurrences in it */
+	uint64_t good;           /* segments with exactly count/k occurrences */
+};
+
+static void close_seg(struct tally *t, uint64_t m)
+{
+	if (t->seg != SIZE_MAX && t->in_seg == m)
+		t->good++;
+}
+
+/* Scores candidate k with anchor a; marks the step sites into mark when not NULL. */
+static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n, size_t k, uint32_t a,
+		  struct tally *t, struct score *out, uint8_t *mark)
+{
+	for (size_t i = 0; i < ss->n; i++)
+		t[i] = (struct tally){SIZE_MAX, 0, 0};
+	size_t seg = SIZE_MAX;
+	for (size_t i = ss->s[a].first; i < n; i++) {
+		uint32_t v = recs[i].site;
+		if (v == a)
+			seg = seg == SIZE_MAX ? 0 : seg + 1;
+		if (ss->s[v].count % k || ss->s[v].count < k)
+			continue;
+		uint64_t m = ss->s[v].count / k;
+		if (t[v].seg != seg) {
+			close_seg(&t[v], m);
+			t[v].seg = seg;
+			t[v].in_seg = 0;
+		}
+		t[v].in_seg++;
+	}
+	*out = (struct score){.k = k, .anchor = a};
+	for (size_t v = 0; v < ss->n; v++) {
+		if (ss->s[v].count % k || ss->s[v].count < k)
+			continue;
+		close_seg(&t[v], ss->s[v].count / k);
+		if (4 * t[v].good >= 3 * k) {
+			out->step_sites++;
+			out->covered += t[v].good * (ss->s[v].count / k);
+			if (mark)
+				mark[v] = 1;
+		}
+	}
+}
+
+static bool better(const struct score *x, const struct score *y)
+{
+	if (x->step_sites != y->step_sites)
+		return x->step_sites > y->step_sites;
+	if (x->covered != y->covered)
+		return x->covered > y->covered;
+	return x->k > y->k;
+}
+
+struct cand {
+	uint64_t count;
+	size_t nmult;            /* sites (>= 3 allocations) whose count is a multiple */
+};
+
+static int by_nmult(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->nmult != y->nmult)
+		return x->nmult > y->nmult ? -1 : 1;
+	return (x->count < y->count) - (x->count > y->count);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct counts (>= 3) by how many sites' counts they divide. */
+static size_t candidates(const struct sites *ss, struct cand *c, size_t max)
+{
+	uint64_t *v = malloc((ss->n + 1) * sizeof *v);
+	if (!v)
+		return 0;
+	size_t nv = 0;
+	for (size_t i = 0; i < ss->n; i++)
+		if (ss->s[i].count >= 3)
+			v[nv++] = ss->s[i].count;
+	qsort(v, nv, sizeof *v, by_u64);
+	size_t nd = 0;
+	for (size_t i = 0; i < nv; i++)
+		if (!nd || v[nd - 1] != v[i])
+			v[nd++] = v[i];
+	/* Each distinct count is tried against each site: distinct counts are
+	 * few in practice; past 256 only the 256 smallest are tried. */
+	if (nd > 256)
+		nd = 256;
+	struct cand *all = malloc((nd + 1) * sizeof *all);
+	if (!all) {
+		free(v);
+		return 0;
+	}
+	for (size_t d = 0; d < nd; d++) {
+		all[d] = (struct cand){v[d], 0};
+		for (size_t i = 0; i < ss->n; i++)
+			all[d].nmult += ss->s[i].count >= 3 && ss->s[i].count % v[d] == 0;
+	}
+	qsort(all, nd, sizeof *all, by_nmult);
+	size_t nc = nd < max ? nd : max;
+	memcpy(c, all, nc * sizeof *c);
+	free(all);
+	free(v);
+	return nc;
+}
+
+int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint64_t run_end,
+		      struct tlm__steps_found *out)
+{
+	memset(out, 0, sizeof *out);
+	struct sites ss = {0};
+	struct tally *t = NULL;
+	int rc = -1;
+	if (intern(&ss, recs, n))
+		goto done;
+	out->nsites = ss.n;
+	out->site_stack = calloc(ss.n + 1, sizeof *out->site_stack);
+	out->site_device = calloc(ss.n + 1, sizeof *out->site_device);
+	out->step_site = calloc(ss.n + 1, 1);
+	t = malloc((ss.n + 1) * sizeof *t);
+	if (!out->site_stack || !out->site_device || !out->step_site || !t)
+		goto done;
+	for (size_t i = 0; i < ss.n; i++) {
+		out->site_stack[i] = (uint32_t)ss.s[i].key.b;
+		out->site_device[i] = (int16_t)(int64_t)ss.s[i].key.a;
+	}
+	struct cand c[MAX_CANDIDATES];
+	size_t nc = candidates(&ss, c, MAX_CANDIDATES);
+	struct score best = {0};
+	for (size_t ci = 0; ci < nc; ci++) {
+		uint32_t a = UINT32_MAX; /* the site allocating exactly k times that allocates first */
+		for (size_t i = 0; i < ss.n; i++)
+			if (ss.s[i].count == c[ci].count && (a == UINT32_MAX || ss.s[i].first < ss.s[a].first))
+				a = (uint32_t)i;
+		if (a == UINT32_MAX)
+			continue;
+		/* a loop over a fifth of the run at least: not a burst at start-up
+		 * (weights allocated in a loop) */
+		uint64_t t_first = recs[ss.s[a].first].t, t_last = t_first;
+		for (size_t i = n; i-- > ss.s[a].first;)
+			if (recs[i].site == a) {
+				t_last = recs[i].t;
+				break;
+			}
+		if (run_end > run_first && 5 * (t_last - t_first) < run_end - run_first)
+			continue;
+		struct score sc;
+		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
+		if (!best.k || better(&sc, &best))
+			best = sc;
+	}
+	rc = 0;
+	if (!best.k || !best.step_sites)
+		goto done;
+	struct score sc;
+	score(&ss, recs, n, best.k, best.anchor, t, &sc, out->step_site);
+	out->nstep_sites = sc.step_sites;
+	out->pos = malloc(best.k * sizeof *out->pos);
+	if (!out->pos) {
+		rc = -1;
+		goto done;
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < n && j < best.k; i++)
+		if (recs[i].site == best.anchor)
+			out->pos[j++] = i;
+	out->k = best.k;
+	out->anchor_site = best.anchor;
+done:
+	free(t);
+	free(ss.s);
+	if (ss.idx.slot)
+		tlm__index_fini(&ss.idx);
+	return rc;
+}
+
+void tlm__steps_found_free(struct tlm__steps_found *f)
+{
+	free(f->pos);
+	free(f->step_site);
+	free(f->site_stack);
+	free(f->site_device);
+	memset(f, 0, sizeof *f);
+}
