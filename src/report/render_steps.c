@@ -14,6 +14,7 @@
 #define TEXT_STEPS 12
 #define TEXT_STEP_LEAKS 5
 #define TEXT_ACT 5
+#define TEXT_LEAK_FRAMES 4
 
 static const struct tlm_frame *driving(struct tlm_report *r, const struct tlm_report_steps *st)
 {
@@ -90,11 +91,15 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 			continue;
 		char a[32], dv[16], w[512];
 		dev_name(dv, sizeof dv, l->device);
-		frame_or(w, sizeof w, tlm_report_useful_frame(r, l->stack_id));
 		tlm__line(f, "%4zu. %-7s +%s per step in %.1f allocations, in %" PRIu64 " of %" PRIu64 " steps%s", ++k,
 			  dv, tlm__human(a, sizeof a, l->bytes_per_step), l->tensors_per_step, l->steps_with_survivors,
 			  l->steps_measured, l->steady ? " (steady)" : "");
-		tlm__line(f, "        at   %s", w);
+		const struct tlm_frame *fr;
+		size_t n = tlm_report_frames(r, l->stack_id, &fr);
+		for (size_t x = 0; x < n && x < TEXT_LEAK_FRAMES; x++) {
+			tlm__frame_text(w, sizeof w, &fr[x]);
+			tlm__line(f, "        %s %s", x ? "from" : "at  ", w);
+		}
 	}
 }
 
@@ -121,9 +126,16 @@ static void text_forecast(FILE *f, const struct tlm_report_steps *st)
 	}
 }
 
-static void fn_name(char *buf, size_t n, struct tlm_report *r, uint32_t stack)
+static const struct tlm_frame *act_frame(struct tlm_report *r, const struct tlm_report_act *a)
 {
-	frame_or(buf, n, tlm_report_useful_frame(r, stack));
+	const struct tlm_frame *fr;
+	size_t n = tlm_report_frames(r, a->stack_id, &fr);
+	return a->frame < n ? &fr[a->frame] : NULL;
+}
+
+static void fn_name(char *buf, size_t n, struct tlm_report *r, const struct tlm_report_act *a)
+{
+	frame_or(buf, n, act_frame(r, a));
 }
 
 static void text_act(FILE *f, struct tlm_report *r, const struct tlm_report_steps *st)
@@ -143,7 +155,7 @@ static void text_act(FILE *f, struct tlm_report *r, const struct tlm_report_step
 			big = x;
 		if (i >= TEXT_ACT)
 			continue;
-		fn_name(w, sizeof w, r, x->stack_id);
+		fn_name(w, sizeof w, r, x);
 		tlm__line(f, "%4zu. %11s in %" PRIu64 ", %" PRIu64 " instance%s%s: %s", i + 1, tlm__human(a, sizeof a, x->bytes),
 			  x->count, x->instances, x->instances == 1 ? "" : "s",
 			  x->other_thread ? ", freed on another thread" : "", w);
@@ -152,7 +164,7 @@ static void text_act(FILE *f, struct tlm_report *r, const struct tlm_report_step
 		tlm__line(f, "  ... %zu more (tlm report --format json lists all)", st->nact - TEXT_ACT);
 	if (!big)
 		return;
-	fn_name(w, sizeof w, r, big->stack_id);
+	fn_name(w, sizeof w, r, big);
 	tlm__line(f, "  checkpointing %s (%" PRIu64 " instances), peak %s:", w, big->instances,
 		  tlm__human(a, sizeof a, st->act_peak));
 	for (size_t e = 0; e < big->nckpt; e++) {
@@ -243,7 +255,7 @@ static void json_act(struct tlm__json *j, struct tlm_report *r, const struct tlm
 	for (size_t i = 0; i < st->nact; i++) {
 		const struct tlm_report_act *x = &st->act[i];
 		tlm__json_obj(j);
-		json_frame(j, "frame", tlm_report_useful_frame(r, x->stack_id));
+		json_frame(j, "frame", act_frame(r, x));
 		tlm__json_ku(j, "bytes_at_peak", x->bytes);
 		tlm__json_ku(j, "count_at_peak", x->count);
 		tlm__json_ku(j, "instances", x->instances);
@@ -453,7 +465,7 @@ void tlm__steps_html(FILE *f, struct tlm_report *r)
 				tlm__html_human(b, sizeof b, x->ckpt[e].est_peak),
 				tlm__html_human(c, sizeof c, x->ckpt[e].rule_peak));
 		fputs("</td><td>", f);
-		fn_name(w, sizeof w, r, x->stack_id);
+		fn_name(w, sizeof w, r, x);
 		tlm__html(f, w);
 		fputs("</td></tr>\n", f);
 	}

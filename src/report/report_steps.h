@@ -62,7 +62,8 @@ struct tlm_report_ckpt {
 /* Activations of one function (its frame: the innermost of the program's own
  * code) at the peak of the steady step with the highest peak. */
 struct tlm_report_act {
-	uint32_t stack_id;               /* a stack whose useful frame is the function */
+	uint32_t stack_id;               /* a stack of the function's allocations */
+	size_t frame;                    /* the function: index in tlm_report_frames(stack_id) */
 	uint64_t bytes, count;           /* held at the peak, made in the step, freed within it */
 	uint64_t instances;              /* calls in the step (occurrences of its first site) */
 	uint64_t other_thread;           /* of those, freed on another thread (autograd's backward) */

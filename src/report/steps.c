@@ -202,7 +202,7 @@ static int leaks(struct tlm_report_steps *st, const struct tlm__srec *recs, cons
 		l->survivor_bytes = s->bytes;
 		l->survivor_count = s->count;
 		l->steady = s->steps == measured && s->min == s->max;
-		l->leak = 2 * s->steps > measured;
+		l->leak = measured >= 3 && 2 * s->steps > measured;
 	}
 	free(sv);
 	qsort(st->leaks, st->nleaks, sizeof *st->leaks, by_per_step);

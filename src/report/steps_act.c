@@ -8,7 +8,9 @@
  * freed before the step ends: memory held from the forward pass to the
  * backward pass (freed on another thread: PyTorch's autograd engine). Its
  * function is the innermost frame of the program's own code
- * (tlm_report_useful_frame). A function's instances are the calls of it in
+ * (tlm_report_useful_frame), or its caller when that function is a wrapper
+ * (its allocations in the step come from two functions or more: a
+ * checked-malloc helper), repeatedly. A function's instances are the calls of it in
  * the step: the allocations at its first site. For the function with the
  * most activation bytes and at least two instances, checkpointing segments
  * of N consecutive instances keeps only each segment's output (the last
@@ -38,6 +40,45 @@ static bool same_fn(const struct tlm_frame *a, const struct tlm_frame *b)
 		return !strcmp(a->function, b->function) &&
 		       (a->file && b->file ? !strcmp(a->file, b->file) : a->file == b->file);
 	return !a->function && !b->function && a->ip == b->ip;
+}
+
+/* Per site of the step: its frames and the index of the function that made it. */
+struct sframe {
+	const struct tlm_frame *f;
+	size_t n, cur;
+	bool seen;
+};
+
+static bool same_caller(const struct sframe *a, const struct sframe *b)
+{
+	const struct tlm_frame *x = a->cur + 1 < a->n ? &a->f[a->cur + 1] : NULL;
+	const struct tlm_frame *y = b->cur + 1 < b->n ? &b->f[b->cur + 1] : NULL;
+	return same_fn(x, y);
+}
+
+/* Moves every site whose function is a wrapper to its caller, until none is. */
+static void skip_wrappers(struct sframe *sf, uint32_t nsites)
+{
+	for (int round = 0; round < 8; round++) {
+		bool moved = false;
+		for (uint32_t a = 0; a < nsites; a++) {
+			if (!sf[a].seen || sf[a].cur + 1 >= sf[a].n)
+				continue;
+			bool wrapper = false;
+			for (uint32_t b = 0; b < nsites && !wrapper; b++)
+				wrapper = sf[b].seen && b != a && same_fn(&sf[a].f[sf[a].cur], &sf[b].f[sf[b].cur]) &&
+					  !same_caller(&sf[a], &sf[b]);
+			if (!wrapper)
+				continue;
+			const struct tlm_frame *w = &sf[a].f[sf[a].cur];
+			for (uint32_t b = 0; b < nsites; b++)
+				if (sf[b].seen && sf[b].cur + 1 < sf[b].n && same_fn(w, &sf[b].f[sf[b].cur]))
+					sf[b].cur++;
+			moved = true;
+		}
+		if (!moved)
+			return;
+	}
 }
 
 static int by_bytes(const void *x, const void *y)
@@ -94,19 +135,31 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 			nsites = recs[i].site + 1;
 	uint32_t *gof = malloc((nsites + 1) * sizeof *gof); /* site -> group + 1 */
 	uint64_t *sitecount = calloc(nsites + 1, sizeof *sitecount);
+	struct sframe *sf = calloc(nsites + 1, sizeof *sf);
 	struct group *g = NULL;
 	size_t ng = 0, cap = 0;
 	int rc = -1;
-	if (!gof || !sitecount)
+	if (!gof || !sitecount || !sf)
 		goto out;
 	memset(gof, 0, (nsites + 1) * sizeof *gof);
+	for (size_t i = lo; i < hi; i++) {
+		const struct tlm__srec *x = &recs[i];
+		struct sframe *s = &sf[x->site];
+		if (s->seen || x->device != st->device || x->mkind != TLM_MEM_DEVICE)
+			continue;
+		s->n = tlm_report_frames(r, x->stack, &s->f);
+		const struct tlm_frame *u = tlm_report_useful_frame(r, x->stack);
+		s->seen = s->n > 0;
+		s->cur = u && s->n ? (size_t)(u - s->f) : 0;
+	}
+	skip_wrappers(sf, nsites);
 	for (size_t i = lo; i < hi; i++) {
 		const struct tlm__srec *x = &recs[i];
 		if (x->device != st->device || x->mkind != TLM_MEM_DEVICE)
 			continue;
 		sitecount[x->site]++;
 		if (!gof[x->site]) {
-			const struct tlm_frame *fr = tlm_report_useful_frame(r, x->stack);
+			const struct tlm_frame *fr = sf[x->site].seen ? &sf[x->site].f[sf[x->site].cur] : NULL;
 			size_t k = 0;
 			while (k < ng && !same_fn(g[k].fr, fr))
 				k++;
@@ -120,6 +173,7 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 				}
 				g[ng] = (struct group){.fr = fr, .first_site = x->site, .first_t = x->t};
 				g[ng].a.stack_id = x->stack;
+				g[ng].a.frame = sf[x->site].cur;
 				ng++;
 			}
 			gof[x->site] = (uint32_t)k + 1;
@@ -181,6 +235,7 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 out:
 	free(gof);
 	free(sitecount);
+	free(sf);
 	free(g);
 	return rc;
 }

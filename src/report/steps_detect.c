@@ -9,15 +9,18 @@
  * allocating exactly k times, the one allocating first). A site allocating
  * m*k times is a step site when it allocates exactly m times in at least 3/4
  * of the segments. The candidate with the most step sites wins (then the
- * most allocations covered, then the larger k): the outer loop of a run
+ * longest time its anchor spans, the most allocations covered, the larger
+ * k); one spanning less than 1/50 of the run is not tried. The outer loop of a run
  * covers the sites of its inner loops too (a layer loop of L layers gives
  * k*L, whose step sites are a subset). Sizes are not compared, so steps of
  * varying length (other shapes each step) are still one unit; sites made
  * once (optimizer state at step 1) or a few times (caches growing) are no
  * step sites and do not break the unit; an evaluation phase has its own
- * sites and falls outside the steps. The anchor's allocations must span a
- * fifth of the run at least: a burst at start-up (weights allocated in a
- * loop) is no training loop.
+ * sites and falls outside the steps (a training step allocates at more sites
+ * than an evaluation step: forward, backward and optimizer). Time breaks
+ * ties: a burst at start-up (weights allocated in a loop) is no training loop.
+ * Each step then begins at its first step-site allocation: as many of them
+ * before each anchor allocation as before the first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +79,7 @@ struct score {
 	size_t k;
 	uint32_t anchor;
 	size_t step_sites;
+	double weight;           /* the time the anchor's allocations span */
 	uint64_t covered;        /* allocations of step sites in their consistent segments */
 };
 
@@ -129,11 +133,77 @@ static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n
 
 static bool better(const struct score *x, const struct score *y)
 {
-	if (x->step_sites != y->step_sites)
-		return x->step_sites > y->step_sites;
 	if (x->covered != y->covered)
 		return x->covered > y->covered;
+	if (x->weight != y->weight)
+		return x->weight > y->weight;
 	return x->k > y->k;
+}
+
+/* ---- nested loops: steps inside epochs ---------------------------------- */
+
+struct delta {
+	uint64_t ord;
+	int64_t bytes;
+};
+
+static int by_ord(const void *a, const void *b)
+{
+	const struct delta *x = a, *y = b;
+	return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* All allocations and frees by event order. */
+static struct delta *deltas(const struct tlm__srec *recs, size_t n, size_t *nd)
+{
+	struct delta *d = malloc((2 * n + 1) * sizeof *d);
+	if (!d)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		d[k++] = (struct delta){recs[i].ev, (int64_t)recs[i].size};
+		if (recs[i].fev != UINT64_MAX)
+			d[k++] = (struct delta){recs[i].fev, -(int64_t)recs[i].size};
+	}
+	qsort(d, k, sizeof *d, by_ord);
+	*nd = k;
+	return d;
+}
+
+/* Whether memory comes back to the same level (or a steadily growing one)
+ * at each of the anchor's allocations: true at step boundaries, false at a
+ * layer loop's (activations pile up through the forward pass). The total
+ * variation of the live bytes there may exceed their net change by half the
+ * mean transient memory of a unit at most. */
+static bool flat(const struct tlm__srec *recs, size_t n, const struct delta *d, size_t nd, uint32_t a)
+{
+	int64_t cur = 0, prev = 0, first = 0, peak = 0, tv = 0, trans = 0;
+	size_t units = 0, i = 0;
+	for (size_t x = 0; x < nd; x++) {
+		/* an allocation of the anchor starts a unit: live bytes before it */
+		while (i < n && recs[i].ev < d[x].ord)
+			i++;
+		bool start = false;
+		for (size_t r = i; r < n && recs[r].ev == d[x].ord; r++)
+			start = d[x].bytes > 0 && recs[r].site == a;
+		if (start) {
+			if (units) {
+				trans += peak - prev;
+				tv += cur > prev ? cur - prev : prev - cur;
+			} else {
+				first = cur;
+			}
+			prev = peak = cur;
+			units++;
+		}
+		cur += d[x].bytes;
+		if (cur > peak)
+			peak = cur;
+	}
+	if (units < 2)
+		return false;
+	int64_t net = prev > first ? prev - first : first - prev;
+	return tv <= net + trans / (int64_t)(units - 1) / 2;
 }
 
 struct cand {
@@ -214,7 +284,8 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 	}
 	struct cand c[MAX_CANDIDATES];
 	size_t nc = candidates(&ss, c, MAX_CANDIDATES);
-	struct score best = {0};
+	struct score best = {0}, all[MAX_CANDIDATES];
+	size_t nall = 0;
 	for (size_t ci = 0; ci < nc; ci++) {
 		uint32_t a = UINT32_MAX; /* the site allocating exactly k times that allocates first */
 		for (size_t i = 0; i < ss.n; i++)
@@ -222,21 +293,43 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 				a = (uint32_t)i;
 		if (a == UINT32_MAX)
 			continue;
-		/* a loop over a fifth of the run at least: not a burst at start-up
-		 * (weights allocated in a loop) */
+		/* a burst at start-up (weights allocated in a loop) is no training loop */
 		uint64_t t_first = recs[ss.s[a].first].t, t_last = t_first;
 		for (size_t i = n; i-- > ss.s[a].first;)
 			if (recs[i].site == a) {
 				t_last = recs[i].t;
 				break;
 			}
-		if (run_end > run_first && 5 * (t_last - t_first) < run_end - run_first)
+		if (run_end > run_first && 50 * (t_last - t_first) < run_end - run_first)
 			continue;
 		struct score sc;
 		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
+		sc.weight = (double)(t_last - t_first);
+		all[nall++] = sc;
 		if (!best.k || better(&sc, &best))
 			best = sc;
 	}
+	/* The loop covering most allocations may hold the steps (epochs with
+	 * an evaluation each): a loop running a multiple of its count, covering
+	 * half of it at least, whose units leave memory flat, is the step. */
+	size_t nd = 0;
+	struct delta *dl = best.k ? deltas(recs, n, &nd) : NULL;
+	for (bool moved = dl != NULL; moved;) {
+		moved = false;
+		const struct score *in = NULL;
+		for (size_t x = 0; x < nall; x++) {
+			const struct score *c2 = &all[x];
+			if (c2->k < 2 * best.k || c2->k % best.k || 2 * c2->covered < best.covered || !c2->step_sites)
+				continue;
+			if ((!in || better(c2, in)) && flat(recs, n, dl, nd, c2->anchor))
+				in = c2;
+		}
+		if (in) {
+			best = *in;
+			moved = true;
+		}
+	}
+	free(dl);
 	rc = 0;
 	if (!best.k || !best.step_sites)
 		goto done;
@@ -252,6 +345,30 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 	for (size_t i = 0; i < n && j < best.k; i++)
 		if (recs[i].site == best.anchor)
 			out->pos[j++] = i;
+	/* A step begins at its first step-site allocation, not at the anchor's:
+	 * as many step-site allocations before each anchor as before the first. */
+	size_t nss = 0, d = 0, q = 0;
+	for (size_t i = 0; i < n; i++)
+		nss += out->step_site[recs[i].site];
+	size_t *ssi = malloc((nss + 1) * sizeof *ssi);
+	if (!ssi) {
+		rc = -1;
+		goto done;
+	}
+	nss = 0;
+	for (size_t i = 0; i < n; i++)
+		if (out->step_site[recs[i].site]) {
+			if (i == out->pos[0])
+				d = nss;
+			ssi[nss++] = i;
+		}
+	for (size_t i = 0, jj = 0; i < nss && jj < best.k; i++)
+		if (ssi[i] == out->pos[jj]) {
+			q = i >= d ? i - d : 0;
+			out->pos[jj] = ssi[q] > (jj ? out->pos[jj - 1] : 0) || !jj ? ssi[q] : out->pos[jj];
+			jj++;
+		}
+	free(ssi);
 	out->k = best.k;
 	out->anchor_site = best.anchor;
 done:
