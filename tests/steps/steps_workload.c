@@ -5,6 +5,8 @@
  *   train    the loop alone
  *   eval     the loop, then an evaluation phase longer than it (other sites)
  *   between  3 evaluation steps after every 4th training step
+ *   epochs   3 epochs, each of STEPS/3 steps, 5 evaluation steps and a
+ *            checkpoint save (a 2 MiB staging buffer)
  *   warmup   step 0 creates optimizer state, steps 0 and 1 grow a cache
  *   vary     activations of another size each step (steps of varying length)
  *   none     no loop: a few allocations from distinct sites
@@ -105,6 +107,13 @@ __attribute__((noinline)) static void eval_step(int us)
 	usleep((useconds_t)us);
 }
 
+__attribute__((noinline)) static void save_checkpoint(void)
+{
+	void *staging = must(2u << 20);
+	usleep(2000);
+	release(staging);
+}
+
 __attribute__((noinline)) static void no_loop(void)
 {
 	void *a = must(1 << 20);
@@ -133,6 +142,14 @@ int main(int argc, char **argv)
 		weights[i] = must(SW_WEIGHT);
 	if (!strcmp(mode, "none")) {
 		no_loop();
+	} else if (!strcmp(mode, "epochs")) {
+		for (int e = 0, i = 0; e < 3; e++) {
+			for (int s = 0; s < steps / 3; s++)
+				train_step(i++);
+			for (int v = 0; v < 5; v++)
+				eval_step(SW_STEP_US);
+			save_checkpoint();
+		}
 	} else {
 		for (int i = 0; i < steps; i++) {
 			train_step(i);

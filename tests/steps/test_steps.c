@@ -208,6 +208,19 @@ static void test_between(void **state)
 	done(&x);
 }
 
+/* Epochs, each ending with an evaluation and a checkpoint: the steps are
+ * the inner loop, not the epochs. */
+static void test_epochs(void **state)
+{
+	(void)state;
+	struct rec x;
+	record(&x, "epochs", "12", "8192");
+	assert_true(x.r->steps->found);
+	assert_int_equal(x.r->steps->count, STEPS);
+	one_leak(x.r, STEPS - 1 - x.r->steps->first_steady);
+	done(&x);
+}
+
 static void test_warmup(void **state)
 {
 	(void)state;
@@ -307,7 +320,7 @@ static void test_diff_gate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_train),   cmocka_unit_test(test_eval),    cmocka_unit_test(test_between),
+		cmocka_unit_test(test_train),   cmocka_unit_test(test_eval),    cmocka_unit_test(test_between), cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_warmup),  cmocka_unit_test(test_vary),    cmocka_unit_test(test_no_leak),
 		cmocka_unit_test(test_none),    cmocka_unit_test(test_diff_gate),
 	};
