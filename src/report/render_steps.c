@@ -177,8 +177,8 @@ static void text_act(FILE *f, struct tlm_report *r, const struct tlm_report_step
 		tlm__line(f, "    %-14s -> %s estimated from the measured sizes (rule (1-1/%u): %s)", lbl,
 			  tlm__human(x, sizeof x, c->est_peak), c->every, tlm__human(y, sizeof y, c->rule_peak));
 	}
-	tlm__line(f, "    price: one more forward of those layers per step (their allocations spanned %.3f s)",
-		  big->forward_s);
+	tlm__line(f, "    price: one more forward of those layers per step (their allocations spanned %.3f ms)",
+		  big->forward_s * 1e3);
 }
 
 void tlm__steps_text(FILE *f, struct tlm_report *r)

@@ -8,19 +8,24 @@
  * occurrences cut the sequence into k segments (the anchor: among the sites
  * allocating exactly k times, the one allocating first). A site allocating
  * m*k times is a step site when it allocates exactly m times in at least 3/4
- * of the segments. The candidate with the most step sites wins (then the
- * longest time its anchor spans, the most allocations covered, the larger
- * k); one spanning less than 1/50 of the run is not tried. The outer loop of a run
- * covers the sites of its inner loops too (a layer loop of L layers gives
- * k*L, whose step sites are a subset). Sizes are not compared, so steps of
- * varying length (other shapes each step) are still one unit; sites made
- * once (optimizer state at step 1) or a few times (caches growing) are no
- * step sites and do not break the unit; an evaluation phase has its own
- * sites and falls outside the steps (a training step allocates at more sites
- * than an evaluation step: forward, backward and optimizer). Time breaks
- * ties: a burst at start-up (weights allocated in a loop) is no training loop.
- * Each step then begins at its first step-site allocation: as many of them
- * before each anchor allocation as before the first.
+ * of the segments. A candidate needs a step site that recycles (frees most
+ * of its allocations before its next one: a step has transient memory;
+ * weights loaded in a loop only pile up) and an anchor spanning 1/50 of the
+ * run at least. The one with the most step-site allocations per unit times
+ * the time its anchor spans wins (then the most allocations covered, then
+ * the larger k): a training step allocates at more sites than an evaluation
+ * step (forward, backward, optimizer), a start-up burst spans little time,
+ * and an outer loop covers the sites of its inner loops (a layer loop of L
+ * layers gives k*L, whose step sites are a subset). An outer loop may also
+ * hold the steps (epochs, each ending with an evaluation): then a loop
+ * running a multiple of its count, covering half its allocations at least,
+ * whose units leave memory flat (see flat()), is the step. Sizes are not
+ * compared, so steps of varying length (other shapes each step) are still
+ * one unit; sites made once (optimizer state at step 1) or a few times
+ * (caches growing) are no step sites and do not break the unit; an
+ * evaluation phase has its own sites and falls outside the steps. Each step
+ * then begins at its first step-site allocation: as many of them before
+ * each anchor allocation as before the first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +38,8 @@ struct site {
 	struct tlm__key key;     /* a = device, b = stack */
 	uint64_t count;
 	size_t first;            /* record index of its first allocation */
+	size_t last;             /* record index of its last allocation (while interning) */
+	uint64_t recycled;       /* allocations freed before the site's next one */
 };
 
 struct sites {
@@ -64,12 +71,15 @@ static int intern(struct sites *ss, struct tlm__srec *recs, size_t n)
 				ss->cap = cap;
 			}
 			v = (uint32_t)ss->n;
-			ss->s[v] = (struct site){k, 0, i};
+			ss->s[v] = (struct site){k, 0, i, i, 0};
 			if (tlm__index_add(&ss->idx, &k, v))
 				return -1;
 			ss->n++;
 		}
+		if (ss->s[v].count && recs[ss->s[v].last].fev < recs[i].ev)
+			ss->s[v].recycled++;
 		ss->s[v].count++;
+		ss->s[v].last = i;
 		recs[i].site = v;
 	}
 	return 0;
@@ -79,7 +89,8 @@ struct score {
 	size_t k;
 	uint32_t anchor;
 	size_t step_sites;
-	double weight;           /* the time the anchor's allocations span */
+	bool recycles;           /* a step site frees most of its allocations before its next one */
+	double weight;           /* allocations covered per unit x the time the anchor's allocations span */
 	uint64_t covered;        /* allocations of step sites in their consistent segments */
 };
 
@@ -125,6 +136,7 @@ static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n
 		if (4 * t[v].good >= 3 * k) {
 			out->step_sites++;
 			out->covered += t[v].good * (ss->s[v].count / k);
+			out->recycles |= 2 * ss->s[v].recycled >= ss->s[v].count;
 			if (mark)
 				mark[v] = 1;
 		}
@@ -133,10 +145,10 @@ static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n
 
 static bool better(const struct score *x, const struct score *y)
 {
-	if (x->covered != y->covered)
-		return x->covered > y->covered;
 	if (x->weight != y->weight)
 		return x->weight > y->weight;
+	if (x->covered != y->covered)
+		return x->covered > y->covered;
 	return x->k > y->k;
 }
 
@@ -304,7 +316,9 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 			continue;
 		struct score sc;
 		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
-		sc.weight = (double)(t_last - t_first);
+		if (!sc.recycles)
+			continue; /* memory that only piles up (weights loaded in a loop) */
+		sc.weight = (double)sc.covered / (double)sc.k * (double)(t_last - t_first);
 		all[nall++] = sc;
 		if (!best.k || better(&sc, &best))
 			best = sc;
