@@ -11,15 +11,15 @@
  * of the segments. A candidate needs a step site that recycles (frees most
  * of its allocations before its next one: a step has transient memory;
  * weights loaded in a loop only pile up) and an anchor spanning 1/50 of the
- * run at least. The one with the most step-site allocations per unit times
- * the time its anchor spans wins (then the most allocations covered, then
- * the larger k): a training step allocates at more sites than an evaluation
- * step (forward, backward, optimizer), a start-up burst spans little time,
- * and an outer loop covers the sites of its inner loops (a layer loop of L
- * layers gives k*L, whose step sites are a subset). An outer loop may also
+ * run at least. The one with the most step-site allocations per unit wins
+ * (then the longest span, the most allocations covered, the larger k): a
+ * training step allocates at more sites than an evaluation step (forward,
+ * backward, optimizer), and an outer loop covers the sites of its inner
+ * loops (a layer loop of L layers gives k*L, whose step sites are a subset). An outer loop may also
  * hold the steps (epochs, each ending with an evaluation): then a loop
- * running a multiple of its count, covering half its allocations at least,
- * whose units leave memory flat (see flat()), is the step. Sizes are not
+ * running a multiple of its count inside its units (its anchor is one of
+ * their step sites), covering half its allocations at least, whose units
+ * leave memory flat (see flat()), is the step. Sizes are not
  * compared, so steps of varying length (other shapes each step) are still
  * one unit; sites made once (optimizer state at step 1) or a few times
  * (caches growing) are no step sites and do not break the unit; an
@@ -90,7 +90,8 @@ struct score {
 	uint32_t anchor;
 	size_t step_sites;
 	bool recycles;           /* a step site frees most of its allocations before its next one */
-	double weight;           /* allocations covered per unit x the time the anchor's allocations span */
+	double weight;           /* step-site allocations per unit */
+	uint64_t span;           /* the time the anchor's allocations span */
 	uint64_t covered;        /* allocations of step sites in their consistent segments */
 };
 
@@ -147,6 +148,8 @@ static bool better(const struct score *x, const struct score *y)
 {
 	if (x->weight != y->weight)
 		return x->weight > y->weight;
+	if (x->span != y->span)
+		return x->span > y->span;
 	if (x->covered != y->covered)
 		return x->covered > y->covered;
 	return x->k > y->k;
@@ -318,7 +321,8 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
 		if (!sc.recycles)
 			continue; /* memory that only piles up (weights loaded in a loop) */
-		sc.weight = (double)sc.covered / (double)sc.k * (double)(t_last - t_first);
+		sc.weight = (double)sc.covered / (double)sc.k;
+		sc.span = t_last - t_first;
 		all[nall++] = sc;
 		if (!best.k || better(&sc, &best))
 			best = sc;
@@ -331,9 +335,14 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 	for (bool moved = dl != NULL; moved;) {
 		moved = false;
 		const struct score *in = NULL;
+		struct score tmp;
+		memset(out->step_site, 0, ss.n);
+		score(&ss, recs, n, best.k, best.anchor, t, &tmp, out->step_site);
 		for (size_t x = 0; x < nall; x++) {
 			const struct score *c2 = &all[x];
-			if (c2->k < 2 * best.k || c2->k % best.k || 2 * c2->covered < best.covered || !c2->step_sites)
+			/* inside the units: its anchor is a step site of theirs */
+			if (c2->k < 2 * best.k || c2->k % best.k || 2 * c2->covered < best.covered || !c2->step_sites ||
+			    !out->step_site[c2->anchor])
 				continue;
 			if ((!in || better(c2, in)) && flat(recs, n, dl, nd, c2->anchor))
 				in = c2;
@@ -348,6 +357,7 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 	if (!best.k || !best.step_sites)
 		goto done;
 	struct score sc;
+	memset(out->step_site, 0, ss.n);
 	score(&ss, recs, n, best.k, best.anchor, t, &sc, out->step_site);
 	out->nstep_sites = sc.step_sites;
 	out->pos = malloc(best.k * sizeof *out->pos);

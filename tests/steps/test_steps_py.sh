@@ -36,4 +36,29 @@ for py in $(echo "$first $last" | tr ' ' '\n' | sort -u); do
 		fi
 	done
 done
+# The issue's case: a loop that leaks 8x more per step, then an evaluation
+# phase: the gate fails and names train_step; the time rule alone would pass.
+run_issue() { # tag steps leak eval
+	env TLM_SIM_MEMORY=1G TLM_SIM_DEVICES=1 TLM_TEST_CUDART="$sim/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
+		LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$libtlm" \
+		TLM_OUTPUT="$tmp/$1.trace" TLM_SUMMARY=0 "$last" "$src/issue_loop.py" "$2" "$3" "$4"
+}
+if run_issue base 10 1024 0 && run_issue new 10 8192 30; then
+	"$tlm" diff --fail-on-growth 0 "$tmp/base.trace" "$tmp/new.trace" >"$tmp/diff.out" 2>"$tmp/diff.err"
+	rc=$?
+	"$tlm" report -f json -o "$tmp/new.json" "$tmp/new.trace"
+	if [ "$rc" = 1 ] && grep -q "leaks per step grew by 7168 B" "$tmp/diff.err" &&
+		grep -q "from train_step (issue_loop.py:" "$tmp/diff.err" &&
+		grep -q '"steps":{"found":true,"count":10,' "$tmp/new.json" &&
+		grep -q '"bytes_per_step":8192,"tensors_per_step":1.000,"steps_with_survivors":9,' "$tmp/new.json"; then
+		echo "issue case: ok"
+	else
+		echo "issue case: FAILED (diff exit $rc)"
+		cat "$tmp/diff.out" "$tmp/diff.err"
+		failed=$((failed + 1))
+	fi
+else
+	echo "issue case: the workload failed"
+	failed=$((failed + 1))
+fi
 [ "$failed" = 0 ]
