@@ -70,6 +70,9 @@ enum tlm_api {
 #define TLM_EVF_GC_FREED 0x10u /* a free during a cyclic GC collection of the Python interpreter,
                                 * on the thread holding the GIL (docs/recording.md, Python stacks) */
 #define TLM_EVF_FINALIZING 0x20u /* a free after the Python interpreter's finalization began */
+#define TLM_EVF_LATE 0x40u     /* written after events numbered later: its thread stayed inside the
+                                * hooked call so long that the writer went on without it, so its
+                                * order against them is not proven (docs/recording.md) */
 
 /* Kind BLOCK (allocator layer), ops ALLOC and FREE: addr = block, size = block
  * size (a failed ALLOC: the size the program asked for, result = 2), aux = the

@@ -75,6 +75,7 @@ void tlm__config_load(void)
 	parse_uint("TLM_DRAIN_MS", 1, 10000, &c.drain_ms, "milliseconds 1..10000");
 	parse_uint("TLM_DEBUG_WRITER_DELAY_MS", 0, 60000, &c.writer_delay_ms, "milliseconds 0..60000");
 	parse_bool("TLM_DEBUG_STACK_VERIFY", &c.verify_stacks);
+	parse_bool("TLM_DEBUG_STACK_STATS", &c.stack_stats);
 	parse_bool("TLM_DROP", &c.drop);
 	parse_bool("TLM_COMPRESS", &c.compress);
 	parse_bool("TLM_SIGNALS", &c.signals);

@@ -64,10 +64,13 @@ struct tlm__stk_entry {
 #define TLM__SC_ENTRIES 32u          /* power of two */
 #define TLM__SC_DEPTH 128u           /* deeper stacks are not cached */
 #define TLM__SC_SLOTS (2u * TLM__SC_DEPTH)
+#define TLM__RC 256u                 /* power of two */
+#define TLM__SCRATCH 4096u           /* words: stack_walk.c learns frame rules over it */
 struct tlm__sc_entry {
 	uint64_t ip0, cfa0, rbp0;    /* the caller's registers at the hooked call */
 	uint32_t depth, nslot;
 	uint32_t local_id, gen;      /* intern id, valid while gen == cache gen */
+	bool need_rbp0;              /* the walk used the caller's rbp */
 	uint64_t ip[TLM__SC_DEPTH];
 	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
 };
@@ -76,10 +79,11 @@ struct tlm__stk_cache {
 	uint32_t arena_used;
 	uint32_t gen;                /* bumped when the intern table is reset */
 	uint64_t stack_lo, stack_hi; /* this thread's stack, 0 if unknown */
-	uint64_t hits, misses;
 	struct tlm__stk_entry b[TLM__STK_BUCKETS];
 	uint64_t arena[TLM__STK_ARENA];
 	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
+	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
+	uint64_t scratch[TLM__SCRATCH];
 };
 
 enum tlm__ring_state {

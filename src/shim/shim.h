@@ -39,6 +39,7 @@ struct tlm__config {
 	bool disabled;         /* TLM_DISABLE=1 or a setuid/setgid process */
 	unsigned writer_delay_ms; /* TLM_DEBUG_WRITER_DELAY_MS: tests fill rings with it */
 	bool verify_stacks;    /* TLM_DEBUG_STACK_VERIFY: check every cached stack */
+	bool stack_stats;      /* TLM_DEBUG_STACK_STATS: unwind cache hits and misses at exit */
 	bool summary;          /* TLM_SUMMARY: end-of-run report on stderr */
 	bool python_off;       /* TLM_PYTHON=off: no Python stacks or GC flags */
 	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */

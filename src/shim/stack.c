@@ -48,6 +48,7 @@ void tlm__stack_init(void)
 	if (self_n == 0)
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)&tlm__stack_init);
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	tlm__stack_cache_init();
 }
 
 bool tlm__in_self(uint64_t ip)

@@ -27,6 +27,14 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 void tlm__stack_thread_init(struct tlm__stk_cache *c) TLM_HIDDEN; /* stack bounds, on a thread's first event */
 void tlm__stack_forget_all(struct tlm__stk_cache *c) TLM_HIDDEN;  /* a definition was dropped */
 void tlm__stack_report(void) TLM_HIDDEN;
+void tlm__stack_cache_init(void) TLM_HIDDEN; /* with the configuration, before any event */
+/* stack_walk.c (x86-64): the walk from e's caller registers, noting in e the
+ * slots it read; *ok false when a frame must be left to libunwind. */
+uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max, bool *ok)
+	TLM_HIDDEN;
+uint32_t tlm__stack_rules(void) TLM_HIDDEN; /* frame rules learned so far */
+void tlm__stack_unwind_enter(void) TLM_HIDDEN; /* around any libunwind call: fork waits for it */
+void tlm__stack_unwind_leave(void) TLM_HIDDEN;
 void tlm__stack_atfork_prepare(void) TLM_HIDDEN; /* waits for unwinds in flight */
 void tlm__stack_atfork_done(void) TLM_HIDDEN;    /* parent and child */ /* TLM_DEBUG_STACK_VERIFY summary */
 

@@ -2,14 +2,15 @@
 /*
  * stack_cache.c - skip the unwind when the call path is one seen before.
  *
- * The unwind from the hooked call's caller is a function of three registers
- * (rip, rsp, rbp at the call) and of the stack memory the unwinder reads: each
- * frame's return-address slot and, where a frame saved it, the caller's rbp.
- * On a full unwind we note those slots and their values; a later call with
- * the same three registers whose slots still hold the same values unwinds to
- * the same frames, so we reuse them (and their interned id) after one compare
- * per slot. Frames whose registers do not come from memory (signal frames,
- * registers saved in registers) make a stack uncacheable. x86-64 only.
+ * The unwind from the hooked call's caller is a function of its registers
+ * (rip, rsp at the call; rbp where a frame's CFA is rbp-based) and of the
+ * stack memory the walk reads: each frame's return-address slot and the saved
+ * rbp values that a later rbp-based frame used. The walk (stack_walk.c) notes
+ * those slots and their values; a later call with the same registers whose
+ * slots still hold the same values unwinds to the same frames, so we reuse
+ * them (and their interned id) after one compare per slot. Stacks with a
+ * frame the walk leaves to libunwind (signal frames, realigned stacks) are
+ * unwound by unw_backtrace and not cached. x86-64 only.
  *
  * The caller's registers come from our own frame-pointer chain (libtlm is
  * built with frame pointers): the first return address outside libtlm is the
@@ -20,12 +21,10 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "shim/stack.h"
 
-static _Atomic uint64_t verify_hits, verify_bad;
+static _Atomic uint64_t verify_hits, verify_bad, verify_walks, verify_walk_bad;
+static _Atomic uint64_t n_hit, n_miss, n_slow; /* TLM_DEBUG_STACK_STATS */
 
 /* An unwind that misses libunwind's caches walks the loaded objects with
  * dl_iterate_phdr, under glibc's loader lock; a fork at that moment would
@@ -33,7 +32,7 @@ static _Atomic uint64_t verify_hits, verify_bad;
  * (tlm__stack_atfork_prepare) and holds new ones back until it is done. */
 static _Atomic int unwinding, forking;
 
-static void unwind_enter(void)
+void tlm__stack_unwind_enter(void)
 {
 	for (;;) {
 		atomic_fetch_add(&unwinding, 1);
@@ -45,7 +44,7 @@ static void unwind_enter(void)
 	}
 }
 
-static void unwind_leave(void)
+void tlm__stack_unwind_leave(void)
 {
 	atomic_fetch_sub(&unwinding, 1);
 }
@@ -68,12 +67,28 @@ void tlm__stack_atfork_done(void)
 /* libunwind's whole unwind, between the fork guards */
 static uint32_t guarded_capture(uint64_t *ips, uint32_t max)
 {
-	unwind_enter();
+	tlm__stack_unwind_enter();
 	uint32_t d = tlm__stack_capture(ips, max);
-	unwind_leave();
+	tlm__stack_unwind_leave();
 	return d;
 }
-static int verify = -1;
+
+/* set with the configuration, before any thread records (a thread's first
+ * event must not race another's on it) */
+static int verify;
+static bool stats;
+
+void tlm__stack_cache_init(void)
+{
+	verify = tlm__cfg.verify_stacks;
+	stats = tlm__cfg.stack_stats;
+}
+
+static inline void count(_Atomic uint64_t *n)
+{
+	if (TLM_UNLIKELY(stats))
+		atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+}
 
 void tlm__stack_thread_init(struct tlm__stk_cache *c)
 {
@@ -138,84 +153,31 @@ static bool slots_match(const struct tlm__sc_entry *e)
 	return true;
 }
 
-static bool add_slot(struct tlm__sc_entry *e, const struct tlm__stk_cache *c, unw_cursor_t *cur, int reg)
+/* TLM_DEBUG_STACK_VERIFY: a stack we computed against libunwind's own */
+static void check_against_libunwind(const uint64_t *ips, uint32_t d, uint32_t max, _Atomic uint64_t *n,
+				    _Atomic uint64_t *bad)
 {
-	unw_save_loc_t loc;
-	if (unw_get_save_loc(cur, reg, &loc) != 0)
-		return false;
-	if (loc.type == UNW_SLT_NONE && reg == UNW_X86_64_RBP)
-		return true; /* passed through unchanged from the inner frame */
-	if (loc.type != UNW_SLT_MEMORY || e->nslot >= TLM__SC_SLOTS)
-		return false;
-	uint64_t a = loc.u.addr;
-	if (a < e->cfa0 || a + 8 > c->stack_hi || (a & 7))
-		return false;
-	e->slot_addr[e->nslot] = a;
-	e->slot_val[e->nslot] = *(const uint64_t *)(uintptr_t)a;
-	e->nslot++;
-	return true;
-}
-
-/* Full unwind from the caller's frame, noting the slots; returns depth and
- * whether the result may be cached. */
-static uint32_t unwind_noting(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max,
-			      bool *cacheable)
-{
-	unw_context_t uc;
-	unw_cursor_t cur;
-	*cacheable = max <= TLM__SC_DEPTH;
-	e->nslot = 0;
-	if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0) {
-		*cacheable = false;
-		return 0;
-	}
-	/* step over our own frames to the caller's */
-	unw_word_t ip = 0, sp = 0;
-	for (int i = 0; i < 16; i++) {
-		unw_get_reg(&cur, UNW_REG_IP, &ip);
-		if (!tlm__in_self(ip))
-			break;
-		if (unw_step(&cur) <= 0)
-			return 0;
-	}
-	unw_get_reg(&cur, UNW_REG_SP, &sp);
-	if (ip != e->ip0 || sp != e->cfa0)
-		*cacheable = false; /* our view of the caller disagrees: do not trust it */
-	uint32_t n = 0;
-	for (;;) {
-		unw_get_reg(&cur, UNW_REG_IP, &ip);
-		ips[n++] = ip;
-		if (n >= max)
-			break;
-		if (unw_step(&cur) <= 0)
-			break;
-		if (*cacheable && (unw_is_signal_frame(&cur) > 0 || !add_slot(e, c, &cur, UNW_X86_64_RIP) ||
-				   !add_slot(e, c, &cur, UNW_X86_64_RBP)))
-			*cacheable = false;
-	}
-	return n;
+	uint64_t ref[TLM_MAX_STACK_DEPTH];
+	uint32_t rd = guarded_capture(ref, max);
+	atomic_fetch_add(n, 1);
+	if (rd != d || memcmp(ref, ips, d * 8))
+		atomic_fetch_add(bad, 1);
 }
 
 uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
 {
 	uint64_t ip0, cfa0, rbp0;
-	if (TLM_UNLIKELY(verify < 0))
-		verify = tlm__cfg.verify_stacks;
 	if (!c->stack_hi || !caller_regs(c, &ip0, &cfa0, &rbp0)) {
 		*depth = guarded_capture(ips, max);
 		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 	}
-	uint64_t h = (ip0 ^ (cfa0 >> 4) ^ (rbp0 << 7)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
 	struct tlm__sc_entry *e = &c->sc[h >> 59 & (TLM__SC_ENTRIES - 1)];
-	if (e->depth && e->ip0 == ip0 && e->cfa0 == cfa0 && e->rbp0 == rbp0 && slots_match(e)) {
-		c->hits++;
+	if (e->depth && e->ip0 == ip0 && e->cfa0 == cfa0 && (!e->need_rbp0 || e->rbp0 == rbp0) && slots_match(e)) {
+		count(&n_hit);
 		*depth = e->depth;
-		if (TLM_UNLIKELY(verify > 0)) {
-			uint32_t d = guarded_capture(ips, max);
-			atomic_fetch_add(&verify_hits, 1);
-			if (d != e->depth || memcmp(ips, e->ip, d * 8))
-				atomic_fetch_add(&verify_bad, 1);
-		}
+		if (TLM_UNLIKELY(verify > 0))
+			check_against_libunwind(e->ip, e->depth, max, &verify_hits, &verify_bad);
 		if (e->gen == c->gen) {
 			*fresh = false;
 			return e->local_id;
@@ -225,20 +187,23 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		e->gen = c->gen;
 		return e->local_id;
 	}
-	c->misses++;
+	count(&n_miss);
 	e->ip0 = ip0;
 	e->cfa0 = cfa0;
 	e->rbp0 = rbp0;
-	bool cacheable;
-	unwind_enter();
-	uint32_t d = unwind_noting(c, e, ips, max, &cacheable);
-	unwind_leave();
-	*depth = d;
 	e->depth = 0;
+	bool ok;
+	uint32_t d = tlm__stack_walk(c, e, ips, max, &ok);
+	if (!ok) {
+		count(&n_slow); /* a frame we leave to libunwind: not cached */
+		d = guarded_capture(ips, max);
+	} else if (TLM_UNLIKELY(verify > 0))
+		check_against_libunwind(ips, d, max, &verify_walks, &verify_walk_bad);
+	*depth = d;
 	if (!d)
 		return 0;
 	uint32_t id = tlm__stack_intern(c, ips, d, fresh);
-	if (cacheable) {
+	if (ok && d <= TLM__SC_DEPTH) {
 		memcpy(e->ip, ips, d * 8);
 		e->depth = d;
 		e->local_id = id;
@@ -259,7 +224,13 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 
 void tlm__stack_report(void)
 {
+	if (stats)
+		tlm__log("stack cache: %llu hits, %llu misses (%llu of them unwound by libunwind), %u frame rules",
+			 (unsigned long long)atomic_load(&n_hit), (unsigned long long)atomic_load(&n_miss),
+			 (unsigned long long)atomic_load(&n_slow), tlm__stack_rules());
 	if (verify > 0)
-		tlm__log("stack cache verification: %llu cached stacks checked, %llu differed",
-			 (unsigned long long)atomic_load(&verify_hits), (unsigned long long)atomic_load(&verify_bad));
+		tlm__log("stack cache verification: %llu cached stacks checked, %llu differed; %llu walked stacks checked, "
+			 "%llu differed",
+			 (unsigned long long)atomic_load(&verify_hits), (unsigned long long)atomic_load(&verify_bad),
+			 (unsigned long long)atomic_load(&verify_walks), (unsigned long long)atomic_load(&verify_walk_bad));
 }

@@ -4,7 +4,11 @@
  * table of live device allocations, and the plain allocation entry points
  * (cuMemAlloc/Pitch/Free, managed and pinned host memory, cuMemGetInfo).
  */
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim_internal.h"
@@ -139,6 +143,16 @@ static CUresult free_any(CUdeviceptr dptr, bool allow_managed)
 
 CUresult simi_cuMemFree_v2(CUdeviceptr dptr)
 {
+	/* TLM_SIM_SLOW_FREE_MS: on a thread named "slowfree", cuMemFree_v2
+	 * blocks that long first (a free that waits, as a device synchronisation
+	 * does); for tests of threads stuck inside a free */
+	const char *slow = getenv("TLM_SIM_SLOW_FREE_MS");
+	char name[16] = "";
+	if (slow && *slow && prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && !strcmp(name, "slowfree")) {
+		long ms = atol(slow);
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL); /* a cancellation point */
+	}
 	int dev;
 	CUresult r = sim_current_device(&dev);
 	if (r)

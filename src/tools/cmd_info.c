@@ -20,7 +20,7 @@
 struct stats {
 	uint64_t allocs[NROW], frees[NROW], failed[NROW], bytes[NROW];
 	uint64_t pool_create, pool_destroy, pool_trim, other_ops;
-	uint64_t interposed, cupti_only, cupti_api[256]; /* sources: TLM_EVF_CUPTI or not */
+	uint64_t interposed, cupti_only, late, cupti_api[256]; /* sources: TLM_EVF_CUPTI or not */
 	uint64_t events, threads, stacks, modules, unloads, pystacks, strings;
 	uint64_t last_time;
 	int have_time, have_end, have_signal;
@@ -36,6 +36,8 @@ static void count(struct stats *s, const struct tlm_record *rec)
 		const struct tlm_event *e = &rec->u.ev;
 		unsigned k = e->kind < TLM_KIND_COUNT ? e->kind : TLM_KIND_COUNT;
 		s->events++;
+		if (e->flags & TLM_EVF_LATE)
+			s->late++;
 		if (e->flags & TLM_EVF_CUPTI) {
 			s->cupti_only++;
 			s->cupti_api[e->api & 0xff]++;
@@ -201,6 +203,8 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 	else
 		printf("events:       %" PRIu64 "\n", s->events);
 	printf("lost:         %" PRIu64 "\n", tlm_reader_lost(r));
+	if (s->late) /* TLM_EVF_LATE: a thread stayed inside one call and the writer went on */
+		printf("late:         %" PRIu64 " (written after later events: order not proven)\n", s->late);
 	printf("threads:      %" PRIu64 "\n", s->threads);
 	printf("stacks:       %" PRIu64 "\n", s->stacks);
 	if (s->pystacks) /* only in traces of Python programs */
