@@ -387,10 +387,10 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 			last_step_alloc = i;
 	size_t nd = 0;
 	for (size_t j = 0; j + 1 < k; j++)
-		dur[nd++] = (int64_t)(t0[j + 1] - t0[j]);
+		dur[nd++] = t0[j + 1] > t0[j] ? (int64_t)(t0[j + 1] - t0[j]) : 0; /* a damaged clock: 0 */
 	qsort(dur, nd, sizeof *dur, cmp_i64);
-	uint64_t typical = nd ? (uint64_t)dur[nd / 2] : run_end - t0[k - 1];
-	uint64_t tend = t0[k - 1] + typical;
+	uint64_t typical = nd ? (uint64_t)dur[nd / 2] : run_end > t0[k - 1] ? run_end - t0[k - 1] : 0;
+	uint64_t tend = t0[k - 1] + typical < t0[k - 1] ? UINT64_MAX : t0[k - 1] + typical;
 	if (tend > run_end)
 		tend = run_end;
 	if (tend < recs[last_step_alloc].t)
@@ -415,7 +415,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	st->first_steady = first_steady(recs, f, end_idx, k);
 	nd = 0;
 	for (size_t j = st->first_steady; j + 1 < k; j++)
-		dur[nd++] = (int64_t)(t0[j + 1] - t0[j]);
+		dur[nd++] = t0[j + 1] > t0[j] ? (int64_t)(t0[j + 1] - t0[j]) : 0; /* a damaged clock: 0 */
 	qsort(dur, nd, sizeof *dur, cmp_i64);
 	st->seconds_per_step = (double)(nd ? (uint64_t)dur[nd / 2] : typical) / 1e9;
 	st->device = recs[f->pos[0]].device;

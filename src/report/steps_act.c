@@ -189,7 +189,7 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 	}
 	for (size_t k = 0; k < ng; k++) {
 		g[k].a.instances = sitecount[g[k].first_site];
-		g[k].a.forward_s = (double)(g[k].last_t - g[k].first_t) / 1e9;
+		g[k].a.forward_s = g[k].last_t > g[k].first_t ? (double)(g[k].last_t - g[k].first_t) / 1e9 : 0.0;
 	}
 	/* the largest repeated function: per-instance sizes, then the estimate */
 	size_t big = SIZE_MAX;

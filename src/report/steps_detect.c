@@ -315,14 +315,15 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 				t_last = recs[i].t;
 				break;
 			}
-		if (run_end > run_first && 50 * (t_last - t_first) < run_end - run_first)
+		uint64_t span = t_last > t_first ? t_last - t_first : 0;
+		if (run_end > run_first && span < (run_end - run_first) / 50)
 			continue;
 		struct score sc;
 		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
 		if (!sc.recycles)
 			continue; /* memory that only piles up (weights loaded in a loop) */
 		sc.weight = (double)sc.covered / (double)sc.k;
-		sc.span = t_last - t_first;
+		sc.span = span;
 		all[nall++] = sc;
 		if (!best.k || better(&sc, &best))
 			best = sc;
