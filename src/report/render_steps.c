@@ -44,9 +44,10 @@ static void steps_head(FILE *f, struct tlm_report *r, const struct tlm_report_st
 	char w[512];
 	frame_or(w, sizeof w, driving(r, st));
 	tlm__line(f, "STEPS: %zu steps of %.3f s, driven by %s", st->count, st->seconds_per_step, w);
-	if (st->first_steady)
-		tlm__line(f, "  warm-up: step%s 1%s%zu (they allocate differently); steady from step %zu", st->first_steady > 1 ? "s" : "",
-			  st->first_steady > 1 ? ".." : "", st->first_steady > 1 ? st->first_steady : 0,
+	if (st->first_steady == 1)
+		tlm__line(f, "  warm-up: step 1 (it allocates differently); steady from step 2");
+	else if (st->first_steady)
+		tlm__line(f, "  warm-up: steps 1..%zu (they allocate differently); steady from step %zu", st->first_steady,
 			  st->first_steady + 1);
 	tlm__line(f, "  %zu site%s allocate the same number of times in every step%s", st->step_sites,
 		  st->step_sites == 1 ? "" : "s",

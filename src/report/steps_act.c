@@ -10,8 +10,12 @@
  * function is the innermost frame of the program's own code
  * (tlm_report_useful_frame), or its caller when that function is a wrapper
  * (its allocations in the step come from two functions or more: a
- * checked-malloc helper), repeatedly. A function's instances are the calls of it in
- * the step: the allocations at its first site. For the function with the
+ * checked-malloc helper), repeatedly. Only allocations made on the step's
+ * thread (the one of its first allocation) count: memory the backward pass
+ * allocates on autograd's threads is no activation. A function's instances
+ * are its calls in the step: the number of times the sequence of (site,
+ * size) of its allocations repeats, or without a period, the allocations at
+ * its first site. For the function with the
  * most activation bytes and at least two instances, checkpointing segments
  * of N consecutive instances keeps only each segment's output (the last
  * activation of its last instance: the next segment's input) and re-creates
@@ -30,7 +34,24 @@ struct group {
 	struct tlm_report_act a;
 	uint32_t first_site;
 	uint64_t first_t, last_t;
+	size_t n, off, fill;     /* its allocations in the step: idx[off .. off + n) */
+	size_t period;           /* of its (site, size) sequence; n when none */
 };
+
+/* The smallest p dividing n such that the sequence repeats every p. */
+static size_t period(const struct tlm__srec *recs, const size_t *idx, size_t n)
+{
+	for (size_t p = 1; p < n; p++) {
+		if (n % p)
+			continue;
+		size_t i = p;
+		while (i < n && recs[idx[i]].site == recs[idx[i - p]].site && recs[idx[i]].size == recs[idx[i - p]].size)
+			i++;
+		if (i == n)
+			return p;
+	}
+	return n;
+}
 
 static bool same_fn(const struct tlm_frame *a, const struct tlm_frame *b)
 {
@@ -134,6 +155,7 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 		if (recs[i].site >= nsites)
 			nsites = recs[i].site + 1;
 	uint32_t *gof = malloc((nsites + 1) * sizeof *gof); /* site -> group + 1 */
+	size_t *idx = NULL;
 	uint64_t *sitecount = calloc(nsites + 1, sizeof *sitecount);
 	struct sframe *sf = calloc(nsites + 1, sizeof *sf);
 	struct group *g = NULL;
@@ -153,9 +175,10 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 		s->cur = u && s->n ? (size_t)(u - s->f) : 0;
 	}
 	skip_wrappers(sf, nsites);
+	uint32_t thread = lo < hi ? recs[lo].thread : 0;
 	for (size_t i = lo; i < hi; i++) {
 		const struct tlm__srec *x = &recs[i];
-		if (x->device != st->device || x->mkind != TLM_MEM_DEVICE)
+		if (x->device != st->device || x->mkind != TLM_MEM_DEVICE || x->thread != thread)
 			continue;
 		sitecount[x->site]++;
 		if (!gof[x->site]) {
@@ -180,6 +203,7 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 		}
 		struct group *gr = &g[gof[x->site] - 1];
 		gr->last_t = x->t;
+		gr->n++;
 		if (x->ev <= peak_ev && x->fev > peak_ev && x->ft < t1) {
 			gr->a.bytes += x->size;
 			gr->a.count++;
@@ -187,8 +211,24 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 			st->act_bytes += x->size;
 		}
 	}
+	/* each function's allocations in order: instances from their period */
+	idx = malloc((hi - lo + 1) * sizeof *idx);
+	if (!idx)
+		goto out;
+	for (size_t k = 0, off = 0; k < ng; k++) {
+		g[k].off = off;
+		off += g[k].n;
+	}
+	for (size_t i = lo; i < hi; i++) {
+		const struct tlm__srec *x = &recs[i];
+		if (x->device == st->device && x->mkind == TLM_MEM_DEVICE && x->thread == thread && gof[x->site]) {
+			struct group *gr = &g[gof[x->site] - 1];
+			idx[gr->off + gr->fill++] = i;
+		}
+	}
 	for (size_t k = 0; k < ng; k++) {
-		g[k].a.instances = sitecount[g[k].first_site];
+		g[k].period = period(recs, idx + g[k].off, g[k].n);
+		g[k].a.instances = g[k].period < g[k].n ? g[k].n / g[k].period : sitecount[g[k].first_site];
 		g[k].a.forward_s = g[k].last_t > g[k].first_t ? (double)(g[k].last_t - g[k].first_t) / 1e9 : 0.0;
 	}
 	/* the largest repeated function: per-instance sizes, then the estimate */
@@ -205,12 +245,12 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 			goto out;
 		}
 		size_t inst = 0;
-		bool started = false;
-		for (size_t i = lo; i < hi; i++) {
-			const struct tlm__srec *x = &recs[i];
-			if (x->device != st->device || x->mkind != TLM_MEM_DEVICE || gof[x->site] != big + 1)
-				continue;
-			if (x->site == g[big].first_site) {
+		bool started = false, by_period = g[big].period < g[big].n;
+		for (size_t q = 0; q < g[big].n; q++) {
+			const struct tlm__srec *x = &recs[idx[g[big].off + q]];
+			if (by_period) {
+				inst = q / g[big].period;
+			} else if (x->site == g[big].first_site) {
 				if (started)
 					inst++;
 				started = true;
@@ -234,6 +274,7 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 	rc = 0;
 out:
 	free(gof);
+	free(idx);
 	free(sitecount);
 	free(sf);
 	free(g);
