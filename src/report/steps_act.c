@@ -19,9 +19,8 @@
  * most activation bytes and at least two instances, checkpointing segments
  * of N consecutive instances keeps only each segment's output (the last
  * activation of its last instance: the next segment's input) and re-creates
- * one segment at a time during the backward pass:
- *   estimate = peak - activations + sum(segment outputs) + max(segment activations - its output)
- * printed beside the rule of thumb peak - (1 - 1/N) x activations.
+ * one segment at a time during the backward pass: steps_ckpt.c replays the
+ * step so; printed beside the rule of thumb peak - (1 - 1/N) x activations.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -110,32 +109,25 @@ static int by_bytes(const void *x, const void *y)
 	return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
 }
 
-static void estimate(struct tlm_report_act *a, const uint64_t *act, const uint64_t *out, size_t L, uint64_t peak)
+/* The estimates for N = 1, 2 and round(sqrt(L)) (when more than 2), from
+ * the replay of the step (steps_ckpt.c), beside the rule of thumb. */
+static void estimate(struct tlm_report_act *a, const struct tlm__srec *recs, size_t lo, size_t hi, uint64_t t0,
+		     uint64_t t1, int device, uint64_t live, const size_t *fn, const size_t *inst, size_t nfn, size_t L,
+		     uint64_t peak)
 {
 	unsigned every[TLM_REPORT_MAX_CKPT] = {1, 2, (unsigned)lround(sqrt((double)L))};
-	uint64_t total = 0;
-	for (size_t i = 0; i < L; i++)
-		total += act[i];
 	for (size_t e = 0; e < TLM_REPORT_MAX_CKPT; e++) {
 		unsigned N = every[e];
 		if (N < 1 || N > L || (e == 2 && N <= 2))
 			continue;
-		uint64_t kept = 0, redo = 0;
-		for (size_t s = 0; s < L; s += N) {
-			size_t end = s + N < L ? s + N : L;
-			uint64_t seg = 0;
-			for (size_t i = s; i < end; i++)
-				seg += act[i];
-			kept += out[end - 1];
-			uint64_t r = seg > out[end - 1] ? seg - out[end - 1] : 0;
-			if (r > redo)
-				redo = r;
-		}
+		bool ok;
+		uint64_t est = tlm__ckpt_replay(recs, lo, hi, t0, t1, device, live, fn, inst, nfn, L, N, &ok);
+		if (!ok)
+			return;
 		struct tlm_report_ckpt *c = &a->ckpt[a->nckpt++];
 		c->every = N;
-		uint64_t base = peak > total ? peak - total : 0;
-		c->est_peak = base + kept + redo;
-		double saved = (1.0 - 1.0 / N) * (double)total;
+		c->est_peak = est;
+		double saved = (1.0 - 1.0 / N) * (double)a->bytes;
 		c->rule_peak = peak - (uint64_t)saved;
 	}
 }
@@ -237,32 +229,26 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 		if (g[k].a.bytes && g[k].a.instances >= 2 && (big == SIZE_MAX || g[k].a.bytes > g[big].a.bytes))
 			big = k;
 	if (big != SIZE_MAX) {
-		size_t L = g[big].a.instances;
-		uint64_t *act = calloc(L, sizeof *act), *outb = calloc(L, sizeof *outb);
-		if (!act || !outb) {
-			free(act);
-			free(outb);
+		size_t L = g[big].a.instances, nfn = g[big].n;
+		size_t *inst = malloc((nfn + 1) * sizeof *inst);
+		if (!inst)
 			goto out;
-		}
-		size_t inst = 0;
-		bool started = false, by_period = g[big].period < g[big].n;
-		for (size_t q = 0; q < g[big].n; q++) {
+		size_t in = 0;
+		bool started = false, by_period = g[big].period < nfn;
+		for (size_t q = 0; q < nfn; q++) {
 			const struct tlm__srec *x = &recs[idx[g[big].off + q]];
 			if (by_period) {
-				inst = q / g[big].period;
+				in = q / g[big].period;
 			} else if (x->site == g[big].first_site) {
 				if (started)
-					inst++;
+					in++;
 				started = true;
 			}
-			if (inst < L && x->ev <= peak_ev && x->fev > peak_ev && x->ft < t1) {
-				act[inst] += x->size;
-				outb[inst] = x->size;
-			}
+			inst[q] = in;
 		}
-		estimate(&g[big].a, act, outb, L, st->act_peak);
-		free(act);
-		free(outb);
+		estimate(&g[big].a, recs, lo, hi, t0, t1, st->device, st->step[j].live_at_start, idx + g[big].off, inst,
+			 nfn, L, st->act_peak);
+		free(inst);
 	}
 	st->act = calloc(ng + 1, sizeof *st->act);
 	if (!st->act)

@@ -76,4 +76,12 @@ void tlm__steps_found_free(struct tlm__steps_found *f);
 int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, const struct tlm__srec *recs,
 			   size_t n, size_t j, uint64_t t0, uint64_t t1, uint64_t peak_ev);
 
+/* steps_ckpt.c: the highest point of step [t0, t1) (records [lo, hi)) on
+ * device replayed with segments of `every` instances checkpointed; fn: the
+ * function's allocations in the step (record indices, in order), inst: the
+ * instance of each (< L). *ok false without memory. */
+uint64_t tlm__ckpt_replay(const struct tlm__srec *recs, size_t lo, size_t hi, uint64_t t0, uint64_t t1, int device,
+			  uint64_t live_at_start, const size_t *fn, const size_t *inst, size_t nfn, size_t L,
+			  unsigned every, bool *ok);
+
 #endif
