@@ -15,6 +15,7 @@
 #define TEXT_STEP_LEAKS 5
 #define TEXT_ACT 5
 #define TEXT_LEAK_FRAMES 4
+#define JSON_STEPS 10000 /* per_step entries */
 
 static const struct tlm_frame *driving(struct tlm_report *r, const struct tlm_report_steps *st)
 {
@@ -110,9 +111,11 @@ static void text_forecast(FILE *f, const struct tlm_report_steps *st)
 		const struct tlm_report_forecast *fc = &st->forecast[i];
 		char a[32], b[32], c[32];
 		if (!fc->known) {
-			if (fc->growth_per_step)
-				tlm__line(f, "FORECAST: dev %d: +%s per step; %s, so no forecast", fc->device,
-					  tlm__human(a, sizeof a, fc->growth_per_step), fc->why_not);
+			if (fc->growth_per_step) {
+				tlm__line(f, "FORECAST: dev %d: +%s per step; no forecast:", fc->device,
+					  tlm__human(a, sizeof a, fc->growth_per_step));
+				tlm__line(f, "  %s", fc->why_not);
+			}
 			else
 				tlm__line(f, "FORECAST: dev %d: %s", fc->device, fc->why_not);
 			continue;
@@ -309,9 +312,11 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 	tlm__json_bool(j, st->truncated);
 	tlm__json_ku(j, "warmup_peak_bytes", st->warmup_peak);
 	tlm__json_ku(j, "steady_peak_bytes", st->steady_peak);
+	tlm__json_key(j, "per_step_truncated");
+	tlm__json_bool(j, st->count > JSON_STEPS);
 	tlm__json_key(j, "per_step");
 	tlm__json_arr(j);
-	for (size_t i = 0; i < st->count; i++) {
+	for (size_t i = 0; i < st->count && i < JSON_STEPS; i++) {
 		const struct tlm_report_step *s = &st->step[i];
 		tlm__json_obj(j);
 		tlm__json_ki(j, "start_ns", s->start_ns);

@@ -53,17 +53,31 @@ static int by_ord(const void *a, const void *b)
 	return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
-/* Per step: peak and bytes at the start on each device (index = device). */
+/* Per step: peak and bytes at the start on each device used. */
 struct sweep {
-	uint64_t *peak, *start, *peak_ev; /* [step * TLM__STEPS_MAX_DEV + dev] */
+	uint64_t *peak, *start, *peak_ev; /* [at(step, device)] */
 	uint64_t at_end[TLM__STEPS_MAX_DEV]; /* allocated when the last step ended */
 	bool used[TLM__STEPS_MAX_DEV];
+	int idx[TLM__STEPS_MAX_DEV];      /* device -> column (devices used only) */
+	size_t ncol;
 };
+
+static size_t at(const struct sweep *s, size_t step, int device)
+{
+	return step * s->ncol + (size_t)s->idx[device];
+}
 
 static int sweep(const struct tlm__srec *recs, size_t n, const uint64_t *t0, size_t k, uint64_t tend,
 		 struct sweep *s)
 {
-	size_t m = (size_t)k * TLM__STEPS_MAX_DEV;
+	for (size_t i = 0; i < n; i++) {
+		const struct tlm__srec *r = &recs[i];
+		if (r->mkind == TLM_MEM_DEVICE && r->device >= 0 && r->device < TLM__STEPS_MAX_DEV)
+			s->used[r->device] = true;
+	}
+	for (int v = 0; v < TLM__STEPS_MAX_DEV; v++)
+		s->idx[v] = s->used[v] ? (int)s->ncol++ : 0;
+	size_t m = (size_t)k * (s->ncol ? s->ncol : 1);
 	s->peak = calloc(m, sizeof *s->peak);
 	s->start = calloc(m, sizeof *s->start);
 	s->peak_ev = calloc(m, sizeof *s->peak_ev);
@@ -88,7 +102,8 @@ static int sweep(const struct tlm__srec *recs, size_t n, const uint64_t *t0, siz
 	for (size_t i = 0; i < nd; i++) {
 		while (j < k && d[i].t >= t0[j]) {
 			for (int v = 0; v < TLM__STEPS_MAX_DEV; v++)
-				s->start[j * TLM__STEPS_MAX_DEV + v] = s->peak[j * TLM__STEPS_MAX_DEV + v] = cur[v];
+				if (s->used[v])
+					s->start[at(s, j, v)] = s->peak[at(s, j, v)] = cur[v];
 			j++;
 		}
 		if (!ended && j == k && d[i].t > tend) {
@@ -96,10 +111,9 @@ static int sweep(const struct tlm__srec *recs, size_t n, const uint64_t *t0, siz
 			memcpy(s->at_end, cur, sizeof cur);
 		}
 		int v = d[i].dev;
-		s->used[v] = true;
 		cur[v] = (uint64_t)((int64_t)cur[v] + d[i].bytes);
 		if (j && !ended) {
-			size_t x = (j - 1) * TLM__STEPS_MAX_DEV + v;
+			size_t x = at(s, j - 1, v);
 			if (cur[v] > s->peak[x]) {
 				s->peak[x] = cur[v];
 				s->peak_ev[x] = d[i].ord;
@@ -226,7 +240,7 @@ static void forecast(struct tlm_report_steps *st, const struct tlm__steps_rec *r
 			}
 		}
 		size_t last = st->count - 1;
-		fc->last_peak = sw->peak[last * TLM__STEPS_MAX_DEV + v];
+		fc->last_peak = sw->peak[at(sw, last, v)];
 		if (!fc->growth_per_step) {
 			fc->why_not = st->nleaks || st->count > 3 ? "no growth per step" : "too few steps to measure growth";
 			continue;
@@ -429,8 +443,8 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 		s->start_ns = (int64_t)(t0[j] - rp->start);
 		s->end_ns = (int64_t)((j + 1 < k ? t0[j + 1] : tend) - rp->start);
 		s->allocs = end_idx[j] - f->pos[j];
-		s->peak = sw.peak[j * TLM__STEPS_MAX_DEV + dv];
-		s->live_at_start = sw.start[j * TLM__STEPS_MAX_DEV + dv];
+		s->peak = sw.used[dv] ? sw.peak[at(&sw, j, dv)] : 0;
+		s->live_at_start = sw.used[dv] ? sw.start[at(&sw, j, dv)] : 0;
 		s->steady = j >= st->first_steady;
 		uint64_t *pk = s->steady ? &st->steady_peak : &st->warmup_peak;
 		if (s->peak > *pk)
@@ -446,7 +460,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 		if ((j + 1 < k || pj == j) && st->step[j].peak > st->step[pj].peak)
 			pj = j;
 	if (tlm__steps_activations(r, st, recs, n, pj, t0[pj], pj + 1 < k ? t0[pj + 1] : tend,
-				   sw.peak_ev[pj * TLM__STEPS_MAX_DEV + dv]))
+				   sw.used[dv] ? sw.peak_ev[at(&sw, pj, dv)] : 0))
 		goto out;
 	rc = 0;
 out:
