@@ -2,8 +2,11 @@
 /* sym_object.c - libdwfl: a file, its DWARF scopes, line table and symbols. */
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/sym_demangle.h"
 #include "analysis/sym_elfsyms.h"
@@ -33,22 +36,44 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* The path comes from a trace: open only a regular file, and never block
+ * (O_NONBLOCK: a FIFO or a device would wait forever for a writer). */
+static int open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct tlm__symobj *tlm__symobj_open(const char *path)
 {
-	struct tlm__symobj *o = calloc(1, sizeof *o);
-	if (!o)
+	int fd = open_regular(path);
+	if (fd < 0)
 		return NULL;
+	struct tlm__symobj *o = calloc(1, sizeof *o);
+	if (!o) {
+		close(fd);
+		return NULL;
+	}
 	o->dwfl = dwfl_begin(&callbacks);
 	if (!o->dwfl) {
+		close(fd);
 		free(o);
 		return NULL;
 	}
 	dwfl_report_begin(o->dwfl);
 	/* add_p_vaddr = true with base 0: the module's addresses are its file
 	 * vaddrs, for ET_DYN and ET_EXEC alike (libdwfl ignores base for ET_EXEC). */
-	o->mod = dwfl_report_elf(o->dwfl, path, path, -1, 0, true);
+	o->mod = dwfl_report_elf(o->dwfl, path, path, fd, 0, true); /* takes fd on success */
 	dwfl_report_end(o->dwfl, NULL, NULL);
 	if (!o->mod) {
+		close(fd);
 		dwfl_end(o->dwfl);
 		free(o);
 		return NULL;

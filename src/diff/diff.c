@@ -225,9 +225,14 @@ static const struct tlm_jv *row_stack(const struct tlm_diff_row *r)
 	return r->after ? r->after->stack : r->before->stack;
 }
 
+static bool row_cut(const struct tlm_diff_row *r)
+{
+	return r->after ? r->after->stack_cut : r->before->stack_cut;
+}
+
 /* The first max frames of a stack; tables also say how many more there are,
  * the gate's messages stay short. */
-static void stack_lines(FILE *f, const struct tlm_jv *stack, size_t max, bool say_more)
+static void stack_lines(FILE *f, const struct tlm_jv *stack, size_t max, bool say_more, bool cut)
 {
 	size_t n = tlm_jv_len(stack);
 	if (!n) {
@@ -242,7 +247,10 @@ static void stack_lines(FILE *f, const struct tlm_jv *stack, size_t max, bool sa
 		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
 	}
 	if (say_more && n > max)
-		tlm__line(f, "        ... %zu more frames", n - max);
+		tlm__line(f, "        ... %zu more frame%s%s", n - max, n - max == 1 ? "" : "s",
+			  cut ? " (the Python stack was cut at 64 frames)" : "");
+	else if (say_more && cut)
+		tlm__line(f, "        ... (the Python stack was cut at 64 frames)");
 }
 
 static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r, size_t n, uint64_t before,
@@ -252,13 +260,13 @@ static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r,
 	for (size_t i = 0; i < n; i++)
 		cnt[r[i].status]++;
 	char a[32], b[32], c[32];
+	tlm__human_pair(a, sizeof a, b, sizeof b, before, after);
 	tlm__line(f, "%s", "");
-	tlm__line(f, "%s: %s -> %s (%s); sites: %zu grew, %zu shrank, %zu new, %zu gone, %zu same", title,
-		  tlm__human(a, sizeof a, before), tlm__human(b, sizeof b, after),
+	tlm__line(f, "%s: %s -> %s (%s); sites: %zu grew, %zu shrank, %zu new, %zu gone, %zu same", title, a, b,
 		  signed_human(c, sizeof c, tlm_diff_sub(after, before)), cnt[TLM_DIFF_GREW], cnt[TLM_DIFF_SHRANK],
 		  cnt[TLM_DIFF_NEW], cnt[TLM_DIFF_GONE], cnt[TLM_DIFF_SAME]);
-	if (!n)
-		return;
+	if (n == cnt[TLM_DIFF_SAME])
+		return; /* nothing changed: the head line said it, no empty table */
 	tlm__line(f, "  %-7s %4s %14s %9s %14s %9s %14s %9s", "change", "dev", "bytes before", "count", "bytes after",
 		  "count", "delta", "count");
 	size_t shown = 0;
@@ -276,11 +284,11 @@ static void site_table(FILE *f, const char *title, const struct tlm_diff_row *r,
 		}
 		char bb[32], ab[32], db[32], dc[32];
 		snprintf(dc, sizeof dc, "%s%" PRId64, r[i].delta_count > 0 ? "+" : "", r[i].delta_count);
+		tlm__human_pair(bb, sizeof bb, ab, sizeof ab, r[i].before_bytes, r[i].after_bytes);
 		tlm__line(f, "  %-7s %4d %14s %9" PRIu64 " %14s %9" PRIu64 " %14s %9s", status_name(r[i].status),
-			  r[i].device, r[i].before ? tlm__human(bb, sizeof bb, r[i].before_bytes) : "-",
-			  r[i].before_count, r[i].after ? tlm__human(ab, sizeof ab, r[i].after_bytes) : "-",
+			  r[i].device, r[i].before ? bb : "-", r[i].before_count, r[i].after ? ab : "-",
 			  r[i].after_count, signed_human(db, sizeof db, r[i].delta_bytes), dc);
-		stack_lines(f, row_stack(&r[i]), TEXT_FRAMES, true);
+		stack_lines(f, row_stack(&r[i]), TEXT_FRAMES, true, row_cut(&r[i]));
 	}
 }
 
@@ -288,8 +296,14 @@ static void dev_cell(char *buf, size_t n, const struct tlm_diff_dev *b, const st
 {
 	char x[24], y[24], z[32];
 	if (what == 2) {
-		if (a && b)
-			snprintf(buf, n, "%.2f -> %.2f (%+.2f)", b->frag, a->frag, a->frag - b->frag);
+		if (a && b) {
+			int d = 2; /* more decimals when two different values would print the same */
+			snprintf(x, sizeof x, "%.2f", b->frag);
+			snprintf(y, sizeof y, "%.2f", a->frag);
+			if (a->frag != b->frag && !strcmp(x, y))
+				d = 4;
+			snprintf(buf, n, "%.*f -> %.*f (%+.*f)", d, b->frag, d, a->frag, d, a->frag - b->frag);
+		}
 		else
 			snprintf(buf, n, "%s -> %s", b ? (snprintf(x, sizeof x, "%.2f", b->frag), x) : "-",
 				 a ? (snprintf(y, sizeof y, "%.2f", a->frag), y) : "-");
@@ -297,8 +311,8 @@ static void dev_cell(char *buf, size_t n, const struct tlm_diff_dev *b, const st
 	}
 	uint64_t vb = b ? (what ? b->peak_allocated : b->peak_reserved) : 0;
 	uint64_t va = a ? (what ? a->peak_allocated : a->peak_reserved) : 0;
-	snprintf(buf, n, "%s -> %s (%s)", b ? tlm__human(x, sizeof x, vb) : "-", a ? tlm__human(y, sizeof y, va) : "-",
-		 signed_human(z, sizeof z, tlm_diff_sub(va, vb)));
+	tlm__human_pair(x, sizeof x, y, sizeof y, vb, va);
+	snprintf(buf, n, "%s -> %s (%s)", b ? x : "-", a ? y : "-", signed_human(z, sizeof z, tlm_diff_sub(va, vb)));
 }
 
 int tlm_diff_text(const struct tlm_diff *d, FILE *f)
@@ -362,7 +376,7 @@ static void grown_rows(FILE *f, const struct tlm_diff_row *rows, size_t n, int d
 			continue;
 		tlm__line(f, "  %s on device %d (%s site, %" PRIu64 " -> %" PRIu64 " B):", signed_human(g, sizeof g, r->delta_bytes),
 			  r->device, status_name(r->status), r->before_bytes, r->after_bytes);
-		stack_lines(f, row_stack(r), GATE_FRAMES, false);
+		stack_lines(f, row_stack(r), GATE_FRAMES, false, false);
 	}
 }
 
@@ -450,6 +464,10 @@ static void section_json(struct tlm__json *j, const char *key, const struct tlm_
 		tlm__json_ki(j, "delta_bytes", r[i].delta_bytes);
 		tlm__json_ki(j, "delta_count", r[i].delta_count);
 		stack_json(j, row_stack(&r[i]));
+		if (row_cut(&r[i])) { /* as in the report: only when cut */
+			tlm__json_key(j, "python_stack_cut");
+			tlm__json_bool(j, true);
+		}
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
@@ -552,7 +570,7 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 
 void tlm__diff_stack(FILE *f, const struct tlm_jv *stack, size_t max)
 {
-	stack_lines(f, stack, max, false);
+	stack_lines(f, stack, max, false, false);
 }
 
 char *tlm__diff_signed(char *buf, size_t n, int64_t v)

@@ -33,6 +33,7 @@ struct tlm_diff_site {
 	char *key;                    /* the match key (owned) */
 	const struct tlm_jv *stack;   /* frames of the first site with this key (in the side's doc) */
 	uint64_t per_step;            /* leaks: bytes_per_step (0 when the report has none) */
+	bool stack_cut;               /* that stack's Python frames were cut at 64 ("python_stack_cut") */
 };
 
 struct tlm_diff_dev {

@@ -137,6 +137,8 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 			return -1;
 		}
 		d->stack = tlm_jv_get(e, "stack");
+		const struct tlm_jv *cut = tlm_jv_get(e, "python_stack_cut");
+		d->stack_cut = cut && cut->type == TLM_JV_BOOL && cut->b;
 		if (d->stack && d->stack->type != TLM_JV_ARR) {
 			snprintf(err, errlen, "%s[%zu]: 'stack' is not an array", name, i);
 			return -1;
@@ -152,8 +154,10 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++) {
 		if (k && !strcmp(s[k - 1].key, s[i].key)) {
-			if (s[i].bytes > s[k - 1].bytes)
+			if (s[i].bytes > s[k - 1].bytes) {
 				s[k - 1].stack = s[i].stack;
+				s[k - 1].stack_cut = s[i].stack_cut;
+			}
 			s[k - 1].bytes = sat_add(s[k - 1].bytes, s[i].bytes);
 			s[k - 1].count = sat_add(s[k - 1].count, s[i].count);
 			s[k - 1].per_step = sat_add(s[k - 1].per_step, s[i].per_step);

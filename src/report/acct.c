@@ -77,8 +77,10 @@ bool tlm__acct_ext_frag(const struct tlm__acct *a, double *out)
 	return true;
 }
 
-/* Fragmentation is taken at the reserved peak: that is the moment the process
- * asked the most of the device, so what it wasted then is what matters. */
+/* Fragmentation at the peak is taken where allocated memory first peaks (the
+ * moment the workload needed the most), with the reserved memory of that
+ * moment, so peak allocated and reserved-then give it. The reserved peak's
+ * own figures (and the layout: ext, the segment map) are kept beside it. */
 static void at_peaks(struct tlm__acct *a, uint64_t t)
 {
 	if (a->reserved > a->peak_reserved) {
@@ -86,6 +88,7 @@ static void at_peaks(struct tlm__acct *a, uint64_t t)
 		a->peak_reserved_t = t;
 		a->peak_reserved_ev = a->ev;
 		a->frag_at_peak = tlm__acct_frag(a);
+		a->allocated_at_peak_reserved = a->allocated;
 		a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
 		/* the replay settles it where the blocks inside are known (replay.c) */
 		a->peak_pending = true;
@@ -93,6 +96,8 @@ static void at_peaks(struct tlm__acct *a, uint64_t t)
 	if (a->allocated > a->peak_allocated) {
 		a->peak_allocated = a->allocated;
 		a->peak_allocated_t = t;
+		a->reserved_at_peak_allocated = a->reserved;
+		a->frag_at_peak_allocated = tlm__acct_frag(a);
 		tlm__psites_peak(a->ps);
 	}
 	if (a->ts)
@@ -135,6 +140,8 @@ void tlm__acct_block(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t
 		/* what mirrored reserved until now was no block: allocated starts here */
 		a->peak_allocated = 0;
 		a->peak_allocated_t = 0;
+		a->reserved_at_peak_allocated = 0;
+		a->frag_at_peak_allocated = 0.0;
 		tlm__psites_reset(a->ps);
 	}
 	site_change(a, stack_id, alloc, bytes);

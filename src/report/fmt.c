@@ -32,6 +32,30 @@ char *tlm__human(char *buf, size_t n, uint64_t b)
 	return buf;
 }
 
+void tlm__human_pair(char *xb, size_t nx, char *yb, size_t ny, uint64_t x, uint64_t y)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	tlm__human(xb, nx, x);
+	tlm__human(yb, ny, y);
+	if (x == y || strcmp(xb, yb))
+		return;
+	/* the unit of the larger, one more decimal at a time, then bytes */
+	double big = (double)(x > y ? x : y), div = 1;
+	unsigned u = 0;
+	while (big / div >= 1023.95 && u < 6) {
+		div *= 1024;
+		u++;
+	}
+	for (int d = 2; d <= 4; d++) {
+		snprintf(xb, nx, "%.*f %s", d, (double)x / div, unit[u]);
+		snprintf(yb, ny, "%.*f %s", d, (double)y / div, unit[u]);
+		if (strcmp(xb, yb))
+			return;
+	}
+	snprintf(xb, nx, "%" PRIu64 " B", x);
+	snprintf(yb, ny, "%" PRIu64 " B", y);
+}
+
 char *tlm__secs(char *buf, size_t n, int64_t ns)
 {
 	snprintf(buf, n, "%.3fs", (double)ns / 1e9);

@@ -243,12 +243,25 @@ static const struct tlm__py_ent *py_of(const struct tlm__report_priv *p, uint32_
 	return v == UINT32_MAX ? NULL : &p->py[v];
 }
 
-static struct tlm_frame *resolve_stack(struct tlm__report_priv *p, uint32_t id, size_t *n)
+/* The recorder's marker closing a Python stack cut at its frame limit: empty
+ * file and name, line -1 (src/shim/pystack.h, TLM__PY_CUT_LINE). */
+static bool cut_marker(const struct tlm__report_priv *p, const struct tlm_py_frame *pf)
+{
+	const char *file = str_of(p, pf->file), *name = str_of(p, pf->name);
+	return pf->line == -1 && file && !*file && name && !*name;
+}
+
+static struct tlm_frame *resolve_stack(struct tlm__report_priv *p, uint32_t id, size_t *n, bool *cut)
 {
 	uint32_t depth, npy = 0;
 	const struct tlm__py_ent *py = py_of(p, id);
+	*cut = false;
 	if (py) {
 		npy = py->depth;
+		if (npy && cut_marker(p, &p->pyf[py->off + npy - 1])) {
+			npy--;
+			*cut = true;
+		}
 		id = npy && !p->full_stacks ? 0 : py->native;
 	}
 	const uint64_t *ip = id ? tlm__stacks_get(&p->stacks, id, &depth) : NULL;
@@ -299,7 +312,8 @@ size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct t
 		return p->fr[v].n;
 	}
 	size_t n;
-	struct tlm_frame *f = resolve_stack(p, stack_id, &n);
+	bool cut;
+	struct tlm_frame *f = resolve_stack(p, stack_id, &n, &cut);
 	if (p->nfr == p->capfr) {
 		size_t cap = p->capfr ? p->capfr * 2 : 32;
 		struct tlm__frames_ent *e = realloc(p->fr, cap * sizeof *e);
@@ -310,7 +324,7 @@ size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct t
 		p->fr = e;
 		p->capfr = cap;
 	}
-	p->fr[p->nfr] = (struct tlm__frames_ent){k, f, n};
+	p->fr[p->nfr] = (struct tlm__frames_ent){k, f, n, cut};
 	if (tlm__index_add(&p->fridx, &k, (uint32_t)p->nfr)) {
 		free(f);
 		return 0;
@@ -318,6 +332,16 @@ size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct t
 	p->nfr++;
 	*out = f;
 	return n;
+}
+
+bool tlm_report_stack_cut(struct tlm_report *r, uint32_t stack_id)
+{
+	const struct tlm_frame *f;
+	struct tlm__report_priv *p = r->priv;
+	(void)tlm_report_frames(r, stack_id, &f); /* resolves and caches */
+	struct tlm__key k = {stack_id, 0, 0};
+	uint32_t v = stack_id && p->fridx_ok ? tlm__index_get(&p->fridx, &k) : UINT32_MAX;
+	return v != UINT32_MAX && p->fr[v].cut;
 }
 
 /* Libraries between the program and the device: a frame in one of them is

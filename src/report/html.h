@@ -35,6 +35,9 @@ void tlm__html_dev_label(char *buf, size_t n, int device, int kind);
 /* One line naming a site, and its whole stack in an expandable element. */
 void tlm__html_site_name(FILE *f, struct tlm_report *r, uint32_t stack_id);
 void tlm__html_stack(FILE *f, struct tlm_report *r, uint32_t stack_id);
+/* The same with the label its table gave it (labels.c; NULL: its own). */
+void tlm__html_stack_label(FILE *f, struct tlm_report *r, uint32_t stack_id, const char *label);
+#define TLM__HTML_SEP " \xe2\x86\x90 " /* U+2190 leftwards arrow: "called from" */
 /* <!doctype html> up to the run's header. */
 void tlm__html_head(FILE *f, struct tlm_report *r);
 

@@ -97,44 +97,29 @@ static void frame_html(FILE *f, const struct tlm_frame *fr)
 		fputs(" <span class=\"inl\">(inlined)</span>", f);
 }
 
-static void short_frame(FILE *f, const struct tlm_frame *fr)
-{
-	if (fr->function)
-		tlm__html(f, fr->function);
-	else if (fr->module) {
-		tlm__html(f, tlm__base(fr->module));
-		fprintf(f, "+0x%" PRIx64, fr->module_offset);
-	}
-	else
-		fprintf(f, "0x%" PRIx64, fr->ip);
-	if (fr->file) {
-		fputs(" (", f);
-		tlm__html(f, tlm__base(fr->file));
-		if (fr->line > 0)
-			fprintf(f, ":%d", fr->line);
-		fputc(')', f);
-	}
-}
-
-/* One line naming a site: its most useful frame and that frame's caller
- * (helpers such as a checked malloc are the useful frame of many sites). */
+/* One line naming a site on its own (a chart's or segment map's legend):
+ * the labels.c rule with this site as the screen. Tables label their rows
+ * together (tlm__html_stack_label). */
 void tlm__html_site_name(FILE *f, struct tlm_report *r, uint32_t stack_id)
 {
-	const struct tlm_frame *all, *fr = tlm_report_useful_frame(r, stack_id);
-	size_t n = tlm_report_frames(r, stack_id, &all);
-	if (!fr) {
+	const struct tlm_frame *all;
+	if (!tlm_report_frames(r, stack_id, &all)) {
 		fputs("<i>no stack recorded</i>", f);
 		return;
 	}
-	short_frame(f, fr);
-	size_t i = (size_t)(fr - all);
-	if (i + 1 < n) {
-		fputs(" \xe2\x86\x90 ", f); /* U+2190 leftwards arrow: "called from" */
-		short_frame(f, &all[i + 1]);
-	}
+	struct tlm__labels L;
+	int dev = 0;
+	tlm__labels_make(&L, r, &dev, &stack_id, 1, TLM__HTML_SEP);
+	tlm__html(f, tlm__label(&L, 0));
+	tlm__labels_free(&L);
 }
 
 void tlm__html_stack(FILE *f, struct tlm_report *r, uint32_t stack_id)
+{
+	tlm__html_stack_label(f, r, stack_id, NULL);
+}
+
+void tlm__html_stack_label(FILE *f, struct tlm_report *r, uint32_t stack_id, const char *label)
 {
 	const struct tlm_frame *fr;
 	size_t n = tlm_report_frames(r, stack_id, &fr);
@@ -143,7 +128,10 @@ void tlm__html_stack(FILE *f, struct tlm_report *r, uint32_t stack_id)
 		return;
 	}
 	fputs("<details class=\"stack\"><summary>", f);
-	tlm__html_site_name(f, r, stack_id);
+	if (label)
+		tlm__html(f, label);
+	else
+		tlm__html_site_name(f, r, stack_id);
 	fprintf(f, " <span class=\"n\">(%zu frame%s)</span></summary><ol>", n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < n; i++) {
 		fputs("<li>", f);
@@ -198,12 +186,12 @@ void tlm__html_head(FILE *f, struct tlm_report *r)
 	fputs("</code></p>\n<p class=\"meta\"><b>run</b> ", f);
 	char a[32], b[32];
 	if (r->have_events)
-		fprintf(f, "%s .. %s (%.3f s), %" PRIu64 " events, ", tlm__secs(a, sizeof a, r->run_first_ns),
-			tlm__secs(b, sizeof b, r->run_end_ns),
-			(double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9, r->events);
+		fprintf(f, "ended at %s, first event at %s, %" PRIu64 " events, ", tlm__secs(b, sizeof b, r->run_end_ns),
+			tlm__secs(a, sizeof a, r->run_first_ns), r->events);
 	else
 		fputs("no events, ", f);
 	fprintf(f, "exit %s, lost events %" PRIu64 "</p>\n", tlm__exit_name(r->exit), r->lost_events);
+	fputs("<p class=\"meta\"><b>times</b> " TLM__TIME_ORIGIN "</p>\n", f);
 	if (r->exit == TLM_REPORT_SIGNAL) {
 		const char *abbr = sigabbrev_np(r->signo);
 		fprintf(f, "<p class=\"note\">The process died of signal %d%s%s; the report covers what was recorded.</p>\n",

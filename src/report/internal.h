@@ -131,8 +131,13 @@ struct tlm__acct {
 	uint64_t free_gap_largest;  /* allocator layer; meaningful with has_blocks */
 	uint64_t peak_reserved, peak_allocated;
 	uint64_t peak_reserved_t, peak_allocated_t;
+	/* at the reserved peak (settled once the blocks are placed, see below) */
 	double frag_at_peak, ext_frag_at_peak;
 	bool ext_at_peak_known;
+	uint64_t allocated_at_peak_reserved;
+	/* at the allocated peak: the moment the workload needed the most */
+	uint64_t reserved_at_peak_allocated;
+	double frag_at_peak_allocated;
 	uint64_t allocs, frees;
 	/* snapshot at the end of the run */
 	uint64_t end_reserved, end_live_bytes, end_live_count;
@@ -284,6 +289,7 @@ struct tlm__frames_ent {
 	struct tlm__key key;      /* a = stack id */
 	struct tlm_frame *f;
 	size_t n;
+	bool cut;                 /* its Python frames were cut at the recorder's limit */
 };
 
 struct tlm__report_priv {

@@ -83,14 +83,15 @@ int tlm_report_chrome(struct tlm_report *r, FILE *f)
 		if (r->have_events && r->run_end_ns > last->t_ns)
 			counter(f, &first, pid, name, r->run_end_ns, last->allocated, last->reserved);
 	}
+	struct tlm__labels L; /* the OOMs are one screen: labels tell them apart (labels.c) */
+	tlm__labels_ooms(&L, r);
 	for (size_t i = 0; i < r->nooms; i++) {
 		const struct tlm_report_oom *o = &r->ooms[i];
-		char name[96], track[64], at[512] = "";
+		char name[96], track[64];
 		tlm__track_name(track, sizeof track, o->device, o->kind);
 		snprintf(name, sizeof name, "OOM %s", track);
-		const struct tlm_frame *fr = tlm_report_useful_frame(r, o->stack_id);
-		if (fr)
-			tlm__frame_text(at, sizeof at, fr);
+		const struct tlm_frame *fr;
+		const char *at = tlm_report_frames(r, o->stack_id, &fr) ? tlm__label(&L, i) : "";
 		fputs(",\n{\"name\":", f);
 		str(f, name);
 		fputs(",\"cat\":\"oom\",\"ph\":\"i\",\"s\":\"p\",", f);
@@ -103,6 +104,7 @@ int tlm_report_chrome(struct tlm_report *r, FILE *f)
 		str(f, at);
 		fputs("}}", f);
 	}
+	tlm__labels_free(&L);
 	fputs("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"tlm\",\"trace\":", f);
 	str(f, r->path);
 	fprintf(f, ",\"ooms_total\":%" PRIu64 "}}\n", r->ooms_total);

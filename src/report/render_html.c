@@ -62,7 +62,7 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 		return;
 	}
 	fputs("<table class=\"memory\">", f);
-	th(f, "#dev|kind|#peak reserved|#at|#peak allocated|#at|#live at end|#allocs|#frag|#ext");
+	th(f, "#dev|kind|#peak allocated|#at|#reserved then|#frag|#peak reserved|#at|#ext|#live at end|#allocs");
 	fputs("<tbody>\n", f);
 	char t[32];
 	for (size_t i = 0; i < r->ndevices; i++) {
@@ -70,21 +70,23 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 		fputs("<tr class=\"device\">", f);
 		dev_cell(f, d->device);
 		fprintf(f, "<td>%s</td>", tlm__mkind_name(d->kind));
-		bytes_cell(f, d->peak_reserved);
-		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		bytes_cell(f, d->peak_allocated);
 		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_allocated_ns));
-		bytes_cell(f, d->live_bytes_at_end);
-		fprintf(f, "<td class=\"num\">%" PRIu64 "</td><td class=\"num\">%.2f</td>", d->live_allocs_at_end,
-			d->frag_at_peak);
+		bytes_cell(f, d->reserved_at_peak_allocated);
+		fprintf(f, "<td class=\"num\">%.2f</td>", d->frag_at_peak);
+		bytes_cell(f, d->peak_reserved);
+		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		if (d->ext_known)
 			fprintf(f, "<td class=\"num\">%.2f</td>", d->ext_frag_at_peak);
 		else
 			fputs("<td class=\"num\" title=\"blocks unknown: no allocator tap\">-</td>", f);
+		bytes_cell(f, d->live_bytes_at_end);
+		fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", d->live_allocs_at_end);
 		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n<p class=\"muted\">frag = 1 - allocated/reserved at the reserved peak; ext = 1 - "
-	      "largest free gap / free inside reserved memory (- : blocks unknown without an allocator tap).</p>\n",
+	fputs("</tbody></table>\n<p class=\"muted\">frag = 1 - peak allocated / reserved then (both at the allocated "
+	      "peak); ext = 1 - largest free gap / free inside reserved memory at the reserved peak (- : blocks "
+	      "unknown without an allocator tap).</p>\n",
 	      f);
 }
 
@@ -123,6 +125,8 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 	else
 		th(f, "##|#dev|#size|#cycles|#per second|allocated at");
 	fputs("<tbody>\n", f);
+	struct tlm__labels L; /* the rows shown are one screen (labels.c) */
+	tlm__labels_sites(&L, r, s, n < HTML_SITES ? n : HTML_SITES, TLM__HTML_SEP);
 	for (size_t i = 0; i < n && i < HTML_SITES; i++) {
 		fprintf(f, "<tr class=\"site\"><td class=\"num\">%zu</td>", i + 1);
 		dev_cell(f, s[i].device);
@@ -138,9 +142,10 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 				tlm__secs(b, sizeof b, s[i].last_ns));
 		}
 		fputs("<td>", f);
-		tlm__html_stack(f, r, s[i].stack_id);
+		tlm__html_stack_label(f, r, s[i].stack_id, tlm__label(&L, i));
 		fputs("</td></tr>\n", f);
 	}
+	tlm__labels_free(&L);
 	fputs("</tbody></table>\n", f);
 	if (n > HTML_SITES)
 		fprintf(f, "<p class=\"muted\">... %zu more (<code>tlm report --format json</code> lists all).</p>\n",
@@ -162,6 +167,8 @@ static void at_peak_table(FILE *f, struct tlm_report *r)
 	fputs("<table class=\"sites at-peak\">", f);
 	th(f, "##|#dev|kind|#bytes|#allocations|#transient|#persistent|allocated at");
 	fputs("<tbody>\n", f);
+	struct tlm__labels L;
+	tlm__labels_peak(&L, r, r->at_peak, r->nat_peak < HTML_SITES ? r->nat_peak : HTML_SITES, TLM__HTML_SEP);
 	for (size_t i = 0; i < r->nat_peak && i < HTML_SITES; i++) {
 		const struct tlm_report_peak_site *s = &r->at_peak[i];
 		fprintf(f, "<tr class=\"site\"><td class=\"num\">%zu</td>", i + 1);
@@ -172,9 +179,10 @@ static void at_peak_table(FILE *f, struct tlm_report *r)
 		bytes_cell(f, s->bytes - s->persistent_bytes);
 		bytes_cell(f, s->persistent_bytes);
 		fputs("<td>", f);
-		tlm__html_stack(f, r, s->stack_id);
+		tlm__html_stack_label(f, r, s->stack_id, tlm__label(&L, i));
 		fputs("</td></tr>\n", f);
 	}
+	tlm__labels_free(&L);
 	fputs("</tbody></table>\n", f);
 	if (r->nat_peak > HTML_SITES)
 		fprintf(f, "<p class=\"muted\">... %zu more (<code>tlm report --format json</code> lists all).</p>\n",
@@ -193,6 +201,19 @@ static void oom_table(FILE *f, struct tlm_report *r)
 	th(f, "#time|#dev|kind|#requested|#device free|#reserved but free|#largest gap|#frag|verdict|at");
 	fputs("<tbody>\n", f);
 	char t[32];
+	size_t no = r->nooms < HTML_OOMS ? r->nooms : HTML_OOMS;
+	int *dv = malloc((no ? no : 1) * sizeof *dv);
+	uint32_t *st = malloc((no ? no : 1) * sizeof *st);
+	struct tlm__labels L = {0};
+	if (dv && st) {
+		for (size_t i = 0; i < no; i++) {
+			dv[i] = r->ooms[i].device;
+			st[i] = r->ooms[i].stack_id;
+		}
+		tlm__labels_make(&L, r, dv, st, no, TLM__HTML_SEP);
+	}
+	free(dv);
+	free(st);
 	for (size_t i = 0; i < r->nooms && i < HTML_OOMS; i++) {
 		const struct tlm_report_oom *o = &r->ooms[i];
 		fprintf(f, "<tr class=\"oom-row\"><td class=\"num\">%s</td>", tlm__secs(t, sizeof t, o->time_ns));
@@ -203,9 +224,10 @@ static void oom_table(FILE *f, struct tlm_report *r)
 		bytes_cell(f, o->reserved_free);
 		bytes_cell(f, o->largest_free);
 		fprintf(f, "<td class=\"num\">%.2f</td><td><b>%s</b></td><td>", o->frag, tlm__verdict_name(o->verdict));
-		tlm__html_stack(f, r, o->stack_id);
+		tlm__html_stack_label(f, r, o->stack_id, tlm__label(&L, i));
 		fputs("</td></tr>\n", f);
 	}
+	tlm__labels_free(&L);
 	fputs("</tbody></table>\n<p class=\"muted\"><b>fragmentation</b>: reserved-but-free plus device-free memory "
 	      "would have covered the request; <b>exhaustion</b>: even all of it is less than the request.</p>\n",
 	      f);
@@ -284,7 +306,7 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 		   "None (no site freed and reallocated one size at least 10 times).");
 	oom_table(f, r);
 	other(f, r);
-	fprintf(f, "<p class=\"muted\">tlm %s. Times are seconds since the trace started.</p>\n", TLM_VERSION);
+	fprintf(f, "<p class=\"muted\">tlm %s.</p>\n", TLM_VERSION);
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", script);
 	tlm_report_segmaps_free(m, r->ndevices);
 	if (ferror(f)) {

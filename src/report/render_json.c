@@ -10,10 +10,18 @@
 #include "render.h"
 #include "render_steps.h"
 
-static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
+/* "label" (the site's short name, labels.c: each JSON section is one screen)
+ * and "stack". */
+static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id, const struct tlm__labels *L,
+		   size_t li)
 {
 	const struct tlm_frame *f;
 	size_t n = tlm_report_frames(r, stack_id, &f);
+	tlm__json_key(j, "label");
+	if (n)
+		tlm__json_str(j, tlm__label(L, li));
+	else
+		tlm__json_null(j);
 	tlm__json_key(j, "stack");
 	tlm__json_arr(j);
 	for (size_t i = 0; i < n; i++) {
@@ -51,6 +59,10 @@ static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
+	if (tlm_report_stack_cut(r, stack_id)) { /* only then: older readers see the same objects */
+		tlm__json_key(j, "python_stack_cut");
+		tlm__json_bool(j, true);
+	}
 }
 
 static void kd(struct tlm__json *j, const char *k, double v, int decimals)
@@ -168,6 +180,9 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 		tlm__json_ku(j, "live_allocations_at_end", d->live_allocs_at_end);
 		kd(j, "fragmentation_at_peak", d->frag_at_peak, 4);
 		kd_known(j, "external_fragmentation_at_peak", d->ext_known, d->ext_frag_at_peak);
+		tlm__json_ku(j, "reserved_at_peak_allocated_bytes", d->reserved_at_peak_allocated);
+		tlm__json_ku(j, "allocated_at_peak_reserved_bytes", d->allocated_at_peak_reserved);
+		kd(j, "fragmentation_at_reserved_peak", d->frag_at_reserved_peak, 4);
 		tlm__json_ku(j, "allocations", d->allocs);
 		tlm__json_ku(j, "frees", d->frees);
 		tlm__json_key(j, "allocator_reported");
@@ -190,6 +205,8 @@ enum site_kind { LIVE, LEAK, CHURN };
 static void sites(struct tlm__json *j, struct tlm_report *r, const char *key, const struct tlm_report_site *s,
 		  size_t n, enum site_kind k)
 {
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, s, n, TLM__LABEL_SEP);
 	tlm__json_key(j, key);
 	tlm__json_arr(j);
 	for (size_t i = 0; i < n; i++) {
@@ -207,14 +224,17 @@ static void sites(struct tlm__json *j, struct tlm_report *r, const char *key, co
 			kd(j, "per_second", s[i].rate, 3);
 		tlm__json_ki(j, "first_ns", s[i].first_ns);
 		tlm__json_ki(j, "last_ns", s[i].last_ns);
-		frames(j, r, s[i].stack_id);
+		frames(j, r, s[i].stack_id, &L, i);
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
+	tlm__labels_free(&L);
 }
 
 static void at_peak(struct tlm__json *j, struct tlm_report *r)
 {
+	struct tlm__labels L;
+	tlm__labels_peak(&L, r, r->at_peak, r->nat_peak, TLM__LABEL_SEP);
 	tlm__json_key(j, "at_peak");
 	tlm__json_arr(j);
 	for (size_t i = 0; i < r->nat_peak; i++) {
@@ -229,14 +249,17 @@ static void at_peak(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_ku(j, "transient_count", s->count - s->persistent_count);
 		tlm__json_ku(j, "persistent_bytes", s->persistent_bytes);
 		tlm__json_ku(j, "persistent_count", s->persistent_count);
-		frames(j, r, s->stack_id);
+		frames(j, r, s->stack_id, &L, i);
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
+	tlm__labels_free(&L);
 }
 
 static void ooms(struct tlm__json *j, struct tlm_report *r)
 {
+	struct tlm__labels L;
+	tlm__labels_ooms(&L, r);
 	tlm__json_key(j, "ooms");
 	tlm__json_arr(j);
 	for (size_t i = 0; i < r->nooms; i++) {
@@ -259,10 +282,11 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_key(j, "source");
 		tlm__json_str(j, o->allocator ? "allocator" : "driver");
 		tlm__json_ku(j, "driver_failures", o->driver_failures);
-		frames(j, r, o->stack_id);
+		frames(j, r, o->stack_id, &L, i);
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
+	tlm__labels_free(&L);
 }
 
 int tlm_report_json(struct tlm_report *r, FILE *f)

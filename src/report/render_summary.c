@@ -13,23 +13,16 @@
 #define SUM_DEVICES 8
 #define SUM_LEAKS 5
 #define SUM_OOMS 2 /* with every other line, 25 in all */
-
-
-static void where(char *buf, size_t n, struct tlm_report *r, uint32_t stack_id)
-{
-	const struct tlm_frame *fr = tlm_report_useful_frame(r, stack_id);
-	if (fr)
-		tlm__frame_text(buf, n, fr);
-	else
-		snprintf(buf, n, "(no stack)");
-}
+#define SUM_GC_SCREEN 10 /* gc-freed sites the top one is told apart from */
 
 int tlm_report_summary(struct tlm_report *r, FILE *f)
 {
 	char a[32], b[32], c[32], e[32];
-	tlm__line(f, "tlm: pid %" PRIu32 ", %.3f s, exit %s, %" PRIu64 " events, lost events %" PRIu64, r->pid,
-		  r->have_events ? (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9 : 0.0,
-		  tlm__exit_name(r->exit), r->events, r->lost_events);
+	/* the run's end on the clock every later time uses (the trace start), not
+	 * the span of its events: a peak "at" is never later than this */
+	tlm__line(f, "tlm: pid %" PRIu32 ", %.3f s since the trace start, exit %s, %" PRIu64 " events, lost events %" PRIu64,
+		  r->pid, r->run_end_ns > 0 ? (double)r->run_end_ns / 1e9 : 0.0, tlm__exit_name(r->exit), r->events,
+		  r->lost_events);
 	tlm__exit_note(f, r);
 	char cs[700];
 	if (tlm__cupti_status(cs, sizeof cs, r->cupti_state, NULL)) /* the detail is in the full report */
@@ -47,10 +40,12 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 			snprintf(dev, sizeof dev, "host");
 		else
 			snprintf(dev, sizeof dev, "dev %d", d->device);
-		tlm__line(f, "%s %s: peak %s at %s (allocated %s), frag %.2f, live at end %s in %" PRIu64, dev,
-			  tlm__mkind_name(d->kind), tlm__human(a, sizeof a, d->peak_reserved),
-			  tlm__secs(c, sizeof c, d->peak_reserved_ns), tlm__human(b, sizeof b, d->peak_allocated),
-			  d->frag_at_peak, tlm__human(e, sizeof e, d->live_bytes_at_end), d->live_allocs_at_end);
+		/* frag = 1 - the two figures before it: both taken at the allocated peak */
+		tlm__line(f, "%s %s: peak %s of %s reserved at %s, frag %.2f, live at end %s in %" PRIu64, dev,
+			  tlm__mkind_name(d->kind), tlm__human(b, sizeof b, d->peak_allocated),
+			  tlm__human(a, sizeof a, d->reserved_at_peak_allocated),
+			  tlm__secs(c, sizeof c, d->peak_allocated_ns), d->frag_at_peak,
+			  tlm__human(e, sizeof e, d->live_bytes_at_end), d->live_allocs_at_end);
 	}
 	if (r->ndevices > SUM_DEVICES)
 		tlm__line(f, "... %zu more devices", r->ndevices - SUM_DEVICES);
@@ -60,12 +55,14 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 			tot += r->leaks[i].bytes;
 		tlm__line(f, "leaks: %zu site%s, %s never freed%s", r->nleaks, r->nleaks == 1 ? "" : "s",
 			  tlm__human(a, sizeof a, tot), r->nleaks > SUM_LEAKS ? " (top 5)" : "");
-		for (size_t i = 0; i < r->nleaks && i < SUM_LEAKS; i++) {
-			char w[512];
-			where(w, sizeof w, r, r->leaks[i].stack_id);
+		/* the lines shown are one screen: each label tells its site apart (labels.c) */
+		struct tlm__labels L;
+		tlm__labels_sites(&L, r, r->leaks, r->nleaks < SUM_LEAKS ? r->nleaks : SUM_LEAKS, TLM__LABEL_SEP);
+		for (size_t i = 0; i < r->nleaks && i < SUM_LEAKS; i++)
 			tlm__line(f, "  %10s in %-6" PRIu64 " +%s/s  %s", tlm__human(a, sizeof a, r->leaks[i].bytes),
-				  r->leaks[i].count, tlm__human(b, sizeof b, tlm__clamp_u64(r->leaks[i].rate)), w);
-		}
+				  r->leaks[i].count, tlm__human(b, sizeof b, tlm__clamp_u64(r->leaks[i].rate)),
+				  tlm__label(&L, i));
+		tlm__labels_free(&L);
 	} else {
 		tlm__line(f, "leaks: none");
 	}
@@ -74,10 +71,12 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 		uint64_t tot = 0;
 		for (size_t i = 0; i < r->ngc_freed; i++)
 			tot += r->gc_freed[i].bytes;
-		char w[512];
-		where(w, sizeof w, r, r->gc_freed[0].stack_id);
+		struct tlm__labels L;
+		tlm__labels_sites(&L, r, r->gc_freed, r->ngc_freed < SUM_GC_SCREEN ? r->ngc_freed : SUM_GC_SCREEN,
+				  TLM__LABEL_SEP);
 		tlm__line(f, "gc-freed: %s held by ref cycles (break, del, weakref); top: %s",
-			  tlm__human(a, sizeof a, tot), w); /* one line: the summary stays <= 25 */
+			  tlm__human(a, sizeof a, tot), tlm__label(&L, 0)); /* one line: the summary stays <= 25 */
+		tlm__labels_free(&L);
 	}
 	if (r->ooms_total) {
 		tlm__line(f, "out of memory: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");

@@ -18,7 +18,17 @@
 #define TEXT_OOMS 10
 #define TEXT_PEAK_SITES 5 /* per device and kind */
 
-static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
+static void more_frames(FILE *f, size_t k, const char *note)
+{
+	if (k)
+		tlm__line(f, "        ... %zu more frame%s%s", k, k == 1 ? "" : "s", note);
+	else if (*note)
+		tlm__line(f, "        ...%s", note);
+}
+
+/* The first TEXT_FRAMES frames, and the frames the site's label shows
+ * (labels.c: what tells it apart) wherever they are, never hidden. */
+static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id, const struct tlm__labels *L, size_t li)
 {
 	const struct tlm_frame *fr;
 	size_t n = tlm_report_frames(r, stack_id, &fr);
@@ -26,13 +36,23 @@ static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id)
 		tlm__line(f, "        (no stack recorded)");
 		return;
 	}
+	const struct tlm__label_frames *must = L && L->shown && li < L->n ? &L->shown[li] : NULL;
 	char buf[512];
-	for (size_t i = 0; i < n && i < TEXT_FRAMES; i++) {
+	size_t skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool show = i < TEXT_FRAMES;
+		for (size_t k = 0; must && k < must->n && !show; k++)
+			show = must->idx[k] == i;
+		if (!show) {
+			skipped++;
+			continue;
+		}
+		more_frames(f, skipped, "");
+		skipped = 0;
 		tlm__frame_text(buf, sizeof buf, &fr[i]);
 		tlm__line(f, "        %s %s", i ? "from" : "at  ", buf);
 	}
-	if (n > TEXT_FRAMES)
-		tlm__line(f, "        ... %zu more frames", n - TEXT_FRAMES);
+	more_frames(f, skipped, tlm_report_stack_cut(r, stack_id) ? " (the Python stack was cut at 64 frames)" : "");
 }
 
 void tlm__exit_note(FILE *f, const struct tlm_report *r)
@@ -55,10 +75,10 @@ static void head(FILE *f, const struct tlm_report *r)
 	char a[32], b[32], d[32];
 	tlm__line(f, "tlm report: %s", r->path);
 	tlm__line(f, "process:    pid %" PRIu32 ": %s", r->pid, cmd);
+	tlm__line(f, "times:      %s", TLM__TIME_ORIGIN);
 	if (r->have_events)
-		tlm__line(f, "run:        %s .. %s (%.3f s), %" PRIu64 " events, exit %s, lost events %" PRIu64,
-			  tlm__secs(a, sizeof a, r->run_first_ns), tlm__secs(b, sizeof b, r->run_end_ns),
-			  (double)((uint64_t)r->run_end_ns - (uint64_t)r->run_first_ns) / 1e9, r->events,
+		tlm__line(f, "run:        ended at %s, first event at %s, %" PRIu64 " events, exit %s, lost events %" PRIu64,
+			  tlm__secs(b, sizeof b, r->run_end_ns), tlm__secs(a, sizeof a, r->run_first_ns), r->events,
 			  tlm__exit_name(r->exit), r->lost_events);
 	else
 		tlm__line(f, "run:        no events, exit %s, lost events %" PRIu64, tlm__exit_name(r->exit),
@@ -84,16 +104,16 @@ static void head(FILE *f, const struct tlm_report *r)
 static void memory(FILE *f, const struct tlm_report *r)
 {
 	tlm__line(f, "%s", "");
-	tlm__line(f, "MEMORY per device and kind (times in seconds since the trace start)");
+	tlm__line(f, "MEMORY per device and kind");
 	if (!r->ndevices) {
 		tlm__line(f, "  no memory was allocated");
 		return;
 	}
-	tlm__line(f, "%4s  %-11s %13s %9s %14s %9s %11s %7s %5s %5s", "dev", "kind", "peak reserved", "at",
-		  "peak allocated", "at", "live at end", "allocs", "frag", "ext");
+	tlm__line(f, "%3s %-11s %14s %9s %13s %5s %13s %5s %11s %7s", "dev", "kind", "peak allocated", "at",
+		  "reserved then", "frag", "peak reserved", "ext", "live at end", "allocs");
 	for (size_t i = 0; i < r->ndevices; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
-		char pr[32], prt[32], pa[32], pat[32], live[32], dev[16], ext[16];
+		char pr[32], rt[32], pa[32], pat[32], live[32], dev[16], ext[16];
 		if (d->device < 0)
 			snprintf(dev, sizeof dev, "host");
 		else
@@ -102,17 +122,22 @@ static void memory(FILE *f, const struct tlm_report *r)
 			snprintf(ext, sizeof ext, "%.2f", d->ext_frag_at_peak);
 		else
 			snprintf(ext, sizeof ext, "-");
-		tlm__line(f, "%4s  %-11s %13s %9s %14s %9s %11s %7" PRIu64 " %5.2f %5s", dev, tlm__mkind_name(d->kind),
-			  tlm__human(pr, sizeof pr, d->peak_reserved), tlm__secs(prt, sizeof prt, d->peak_reserved_ns),
+		tlm__line(f, "%3s %-11s %14s %9s %13s %5.2f %13s %5s %11s %7" PRIu64, dev, tlm__mkind_name(d->kind),
 			  tlm__human(pa, sizeof pa, d->peak_allocated), tlm__secs(pat, sizeof pat, d->peak_allocated_ns),
-			  tlm__human(live, sizeof live, d->live_bytes_at_end), d->live_allocs_at_end, d->frag_at_peak,
-			  ext);
+			  tlm__human(rt, sizeof rt, d->reserved_at_peak_allocated), d->frag_at_peak,
+			  tlm__human(pr, sizeof pr, d->peak_reserved), ext,
+			  tlm__human(live, sizeof live, d->live_bytes_at_end), d->live_allocs_at_end);
 	}
-	tlm__line(f, "  frag = 1 - allocated/reserved at the reserved peak; ext = 1 - largest free gap / free");
-	tlm__line(f, "  inside reserved memory ('-': blocks unknown without an allocator tap)");
+	tlm__line(f, "  frag = 1 - peak allocated / reserved then (at the allocated peak); ext = 1 - largest free");
+	tlm__line(f, "  gap / free inside reserved memory at the reserved peak ('-': no allocator tap)");
 	for (size_t i = 0; i < r->ndevices; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
-		char a[32], b[32];
+		char a[32], b[32], c[32];
+		if (d->peak_reserved != d->reserved_at_peak_allocated || d->allocated_at_peak_reserved != d->peak_allocated)
+			tlm__line(f, "  dev %d %s: at the reserved peak (%s) %s reserved, %s allocated: frag %.2f", d->device,
+				  tlm__mkind_name(d->kind), tlm__secs(c, sizeof c, d->peak_reserved_ns),
+				  tlm__human(a, sizeof a, d->peak_reserved),
+				  tlm__human(b, sizeof b, d->allocated_at_peak_reserved), d->frag_at_reserved_peak);
 		if (d->allocator_totals)
 			tlm__line(f, "  dev %d: PyTorch's allocator reported peaks of %s allocated, %s reserved", d->device,
 				  tlm__human(a, sizeof a, d->allocator_peak_allocated),
@@ -180,13 +205,16 @@ static void at_peak(FILE *f, struct tlm_report *r)
 			  tlm__mkind_name(s[g].kind), tlm__human(a, sizeof a, bytes), tlm__secs(t, sizeof t, when),
 			  tlm__human(b, sizeof b, bytes - persist), tlm__human(c, sizeof c, persist), e - g,
 			  e - g == 1 ? "" : "s");
+		struct tlm__labels L; /* one screen: this (device, kind)'s sites shown */
+		tlm__labels_peak(&L, r, s + g, e - g < TEXT_PEAK_SITES ? e - g : TEXT_PEAK_SITES, TLM__LABEL_SEP);
 		for (size_t i = g; i < e && i < g + TEXT_PEAK_SITES; i++) {
 			uint64_t tb = s[i].bytes - s[i].persistent_bytes, tc = s[i].count - s[i].persistent_count;
 			tlm__line(f, "%4zu. %11s in %" PRIu64 ": %s transient in %" PRIu64 ", %s persistent in %" PRIu64,
 				  i - g + 1, tlm__human(a, sizeof a, s[i].bytes), s[i].count, tlm__human(b, sizeof b, tb), tc,
 				  tlm__human(c, sizeof c, s[i].persistent_bytes), s[i].persistent_count);
-			stack_lines(f, r, s[i].stack_id);
+			stack_lines(f, r, s[i].stack_id, &L, i - g);
 		}
+		tlm__labels_free(&L);
 		if (e - g > TEXT_PEAK_SITES)
 			tlm__line(f, "  ... %zu more (tlm report --format json lists all)", e - g - TEXT_PEAK_SITES);
 	}
@@ -201,10 +229,13 @@ static void live(FILE *f, struct tlm_report *r)
 	tlm__line(f, "%s", "");
 	tlm__line(f, "LIVE AT END: %zu site%s, %s in %" PRIu64 " allocation%s still live when the run ended", r->nlive,
 		  r->nlive == 1 ? "" : "s", tlm__human(h, sizeof h, b), c, c == 1 ? "" : "s");
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->live, r->nlive < TEXT_SITES ? r->nlive : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->nlive && i < TEXT_SITES; i++) {
 		site_head(f, i, &r->live[i], "");
-		stack_lines(f, r, r->live[i].stack_id);
+		stack_lines(f, r, r->live[i].stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->nlive);
 }
 
@@ -220,12 +251,15 @@ static void leaks(FILE *f, struct tlm_report *r)
 	}
 	tlm__line(f, "LEAKS: %zu site%s kept adding memory never freed: %s in %" PRIu64 " allocations", r->nleaks,
 		  r->nleaks == 1 ? "" : "s", tlm__human(h, sizeof h, b), c);
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->leaks, r->nleaks < TEXT_SITES ? r->nleaks : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->nleaks && i < TEXT_SITES; i++) {
 		char rate[48], hr[32];
 		snprintf(rate, sizeof rate, ", +%s/s", tlm__human(hr, sizeof hr, tlm__clamp_u64(r->leaks[i].rate)));
 		site_head(f, i, &r->leaks[i], rate);
-		stack_lines(f, r, r->leaks[i].stack_id);
+		stack_lines(f, r, r->leaks[i].stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->nleaks);
 }
 
@@ -240,10 +274,13 @@ static void gc_freed(FILE *f, struct tlm_report *r)
 	tlm__line(f, "GC-FREED: %zu site%s: %s in %" PRIu64 " allocation%s kept alive by reference cycles until",
 		  r->ngc_freed, r->ngc_freed == 1 ? "" : "s", tlm__human(h, sizeof h, b), c, c == 1 ? "" : "s");
 	tlm__line(f, "  Python's cyclic GC ran; break the cycle, `del` the reference, or hold it with a weakref");
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->gc_freed, r->ngc_freed < TEXT_SITES ? r->ngc_freed : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->ngc_freed && i < TEXT_SITES; i++) {
 		site_head(f, i, &r->gc_freed[i], "");
-		stack_lines(f, r, r->gc_freed[i].stack_id);
+		stack_lines(f, r, r->gc_freed[i].stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->ngc_freed);
 }
 
@@ -271,6 +308,8 @@ static void ooms(FILE *f, struct tlm_report *r)
 		return;
 	}
 	tlm__line(f, "OUT OF MEMORY: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
+	struct tlm__labels L;
+	tlm__labels_ooms(&L, r);
 	for (size_t i = 0; i < r->nooms && i < TEXT_OOMS; i++) {
 		const struct tlm_report_oom *o = &r->ooms[i];
 		char t[32], req[32], df[32], rf[32], lf[32], dev[16];
@@ -287,8 +326,9 @@ static void ooms(FILE *f, struct tlm_report *r)
 			tlm__line(f, "      reported by PyTorch's allocator; %" PRIu64 " failed driver request%s on the way",
 				  o->driver_failures, o->driver_failures == 1 ? "" : "s");
 		verdict_line(f, o);
-		stack_lines(f, r, o->stack_id);
+		stack_lines(f, r, o->stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	if (r->ooms_total > TEXT_OOMS)
 		tlm__line(f, "  ... %" PRIu64 " more", r->ooms_total - (r->nooms < TEXT_OOMS ? r->nooms : TEXT_OOMS));
 }
@@ -302,6 +342,8 @@ static void churn(FILE *f, struct tlm_report *r)
 	}
 	tlm__line(f, "CHURN: %zu site%s allocate and free the same size over and over (reuse candidates)",
 		  r->nchurn, r->nchurn == 1 ? "" : "s");
+	struct tlm__labels L;
+	tlm__labels_sites(&L, r, r->churn, r->nchurn < TEXT_SITES ? r->nchurn : TEXT_SITES, TLM__LABEL_SEP);
 	for (size_t i = 0; i < r->nchurn && i < TEXT_SITES; i++) {
 		const struct tlm_report_site *s = &r->churn[i];
 		char dev[16], sz[32];
@@ -311,8 +353,9 @@ static void churn(FILE *f, struct tlm_report *r)
 			snprintf(dev, sizeof dev, "dev %d", s->device);
 		tlm__line(f, "%4zu. %-7s %11s x %" PRIu64 " cycles, %.1f/s", i + 1, dev, tlm__human(sz, sizeof sz, s->size),
 			  s->count, s->rate);
-		stack_lines(f, r, s->stack_id);
+		stack_lines(f, r, s->stack_id, &L, i);
 	}
+	tlm__labels_free(&L);
 	more(f, r->nchurn);
 }
 

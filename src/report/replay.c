@@ -86,6 +86,7 @@ static void settle(struct tlm__replay *rp, struct tlm__acct *a)
 		return;
 	a->peak_pending = false;
 	a->frag_at_peak = tlm__acct_frag(a);
+	a->allocated_at_peak_reserved = a->allocated;
 	if (a->has_blocks)
 		a->free_gap_largest = tlm__largest_gap(&rp->live, a->device, a->mkind);
 	a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
@@ -571,14 +572,14 @@ int tlm__replay_finish(struct tlm__replay *rp)
 		d->reserved_at_end = a->end_reserved;
 		d->live_bytes_at_end = a->end_live_bytes;
 		d->live_allocs_at_end = a->end_live_count;
-		d->frag_at_peak = a->frag_at_peak;
-		d->ext_known = a->ext_at_peak_known;
-		d->ext_frag_at_peak = a->ext_frag_at_peak;
 		d->allocs = a->allocs;
 		d->frees = a->frees;
 		d->peak_reserved_event = a->peak_reserved_ev;
 		settle(rp, &rp->accts.a[i]); /* a marker may have snapped before the last peak */
-		d->frag_at_peak = a->frag_at_peak;
+		d->frag_at_peak = a->frag_at_peak_allocated;
+		d->reserved_at_peak_allocated = a->reserved_at_peak_allocated;
+		d->frag_at_reserved_peak = a->frag_at_peak;
+		d->allocated_at_peak_reserved = a->allocated_at_peak_reserved;
 		d->ext_known = a->ext_at_peak_known;
 		d->ext_frag_at_peak = a->ext_frag_at_peak;
 		d->allocator_totals = a->tap_totals;

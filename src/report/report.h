@@ -57,9 +57,14 @@ struct tlm_report_device {
 	uint64_t reserved_at_end;
 	uint64_t live_bytes_at_end;      /* allocator layer (driver layer without a tap) */
 	uint64_t live_allocs_at_end;
-	double frag_at_peak;             /* 1 - allocated/reserved at the reserved peak */
+	/* At the allocated peak (peak_allocated_ns): 1 - peak_allocated / reserved_at_peak_allocated. */
+	double frag_at_peak;
+	uint64_t reserved_at_peak_allocated; /* reserved bytes when allocated first reached its peak */
+	/* At the reserved peak (peak_reserved_ns, once its blocks were placed): */
+	uint64_t allocated_at_peak_reserved;
+	double frag_at_reserved_peak;    /* 1 - allocated_at_peak_reserved / peak_reserved */
 	bool ext_known;                  /* blocks inside reserved memory are known (allocator tap) */
-	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved; valid if ext_known */
+	double ext_frag_at_peak;         /* 1 - largest free gap / free inside reserved, at the reserved peak; if ext_known */
 	uint64_t allocs, frees;          /* successful driver-layer operations */
 	uint64_t peak_reserved_event;    /* ordinal (1-based) of the event that first reached the peak */
 	bool allocator_totals;           /* an allocator tap reported its own totals here */
@@ -188,6 +193,9 @@ size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct t
 /* The frame a user most likely wants: the first one in the program's own
  * code (not libcuda, libtorch, libtlm, ...), else the innermost; NULL if none. */
 const struct tlm_frame *tlm_report_useful_frame(struct tlm_report *r, uint32_t stack_id);
+/* Whether the stack's Python frames were cut at the recorder's limit (64:
+ * the innermost 63 are kept). */
+bool tlm_report_stack_cut(struct tlm_report *r, uint32_t stack_id);
 
 /* Replaces the symbolizer (tests): must fill at least one frame for max >= 1;
  * strings must outlive the report. */

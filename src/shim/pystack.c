@@ -17,10 +17,12 @@
  *
  * Per capture: the top frame is read from the thread state, the chain is
  * walked (at most 256 hops, pointers checked for alignment and range, each
- * code object's type checked), and each code object is looked up in a
+ * code object's type checked, the interpreter's own entry and __init__ shim
+ * frames skipped, a stack past 64 frames cut with a marker frame, see
+ * pystack.h), and each code object is looked up in a
  * per-thread cache keyed by its address and validated by its filename,
  * qualname and line-table pointers; the line comes from a per-thread cache
- * keyed by (decoded code, instruction offset). A miss decodes strings (copied)
+ * keyed by (decoded code, instruction offset), decoded by pyline.c. A miss decodes strings (copied)
  * or the line table once. The (native stack, frames) pair is interned to a
  * per-thread id; a new one is sent to the writer as a definition with the
  * strings inline.
@@ -44,6 +46,7 @@ struct pyoff {
 	int instr_kind;        /* 0: int lasti in bytes, 1: int lasti in code units, 2: instr pointer */
 	bool skip_cstack;      /* owner == 3: C-stack shim frame (3.12-3.13) */
 	uint32_t co_file, co_name, co_lines, co_first, co_code;
+	uint32_t co_flags, shim_flags; /* code flags marking interpreter shims (3.13+); 0: none */
 	int table_kind;        /* 0: co_lnotab, 1: 3.10 co_linetable, 2: 3.11+ location table */
 	uint32_t uni_ascii, uni_compact; /* data offsets of compact ascii / non-ascii strings */
 	uint32_t gc_collecting;/* from interp (tstate+16), or from _PyRuntime when gc_in_runtime */
@@ -52,12 +55,15 @@ struct pyoff {
 };
 
 static const struct pyoff table[] = {
-	{8, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 48, 72, 544, true, 16},
-	{9, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 48, 72, 816, false, 16},
-	{10, 24, -1, 24, 32, 96, 0, 1, false, 104, 112, 120, 40, 0, 1, 48, 72, 816, false, 16},
-	{11, 56, 8, 48, 32, 56, 69, 2, false, 112, 128, 136, 72, 184, 2, 48, 72, 848, false, 24},
-	{12, 56, 0, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 192, 2, 40, 56, 312, false, 24},
-	{13, 72, -1, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 200, 2, 40, 56, 7600, false, 608},
+	{8, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 0, 0, 48, 72, 544, true, 16},
+	{9, 24, -1, 24, 32, 104, 0, 0, false, 104, 112, 120, 40, 0, 0, 0, 0, 48, 72, 816, false, 16},
+	{10, 24, -1, 24, 32, 96, 0, 1, false, 104, 112, 120, 40, 0, 0, 0, 1, 48, 72, 816, false, 16},
+	{11, 56, 8, 48, 32, 56, 69, 2, false, 112, 128, 136, 72, 184, 0, 0, 2, 48, 72, 848, false, 24},
+	{12, 56, 0, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 192, 0, 0, 2, 40, 56, 312, false, 24},
+	/* 3.13: co_flags @48 (co_firstlineno - 20, checked in setup_313); CO_NO_MONITORING_EVENTS
+	 * 0x2000000 is set only on the interpreter's own shim code, _Py_InitCleanup: the frame
+	 * CALL_ALLOC_AND_ENTER_INIT pushes between a specialised class call and __init__ */
+	{13, 72, -1, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 200, 48, 0x2000000, 2, 40, 56, 7600, false, 608},
 };
 
 static struct pyoff O;
@@ -125,6 +131,9 @@ static bool setup_313(void)
 #undef DO
 	if (ascii != 40 || O.co_first > 4096 || O.ts_frame > 4096)
 		return false;
+	/* co_flags is not among the debug offsets: it sits five ints before co_firstlineno
+	 * (co_flags, argcount, posonlyargcount, kwonlyargcount, stacksize, firstlineno) */
+	O.co_flags = O.co_first - 20;
 	return true;
 }
 
@@ -336,84 +345,6 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 	return h;
 }
 
-/* Line of instruction offset off (bytes for kinds 0 and 1, code units for 2). */
-static int32_t decode_line(const struct code_ent *e, int64_t off)
-{
-	const uint8_t *p = (const uint8_t *)(uintptr_t)(e->lines + 32);
-	uint64_t n = rd64(e->lines, 16);
-	if (n > (1u << 24))
-		return 0;
-	const uint8_t *end = p + n;
-	int32_t line = e->first;
-	if (O.table_kind == 0) { /* co_lnotab: (addr incr, signed line incr) pairs */
-		int64_t addr = 0;
-		for (; p + 1 < end; p += 2) {
-			addr += p[0];
-			if (addr > off)
-				break;
-			line += (int8_t)p[1];
-		}
-		return line;
-	}
-	if (O.table_kind == 1) { /* 3.10: (byte length, line delta | -128 = none) */
-		int64_t start, stop = 0;
-		int32_t cur = -1;
-		for (; p + 1 < end; p += 2) {
-			start = stop;
-			stop += p[0];
-			if ((int8_t)p[1] == -128)
-				cur = -1;
-			else
-				cur = (line += (int8_t)p[1]);
-			if (start <= off && off < stop)
-				return cur < 0 ? 0 : cur;
-		}
-		return 0;
-	}
-	/* 3.11+ location table */
-	int64_t addr = 0;
-	while (p < end) {
-		uint8_t b = *p++;
-		if (!(b & 0x80))
-			return 0; /* lost sync */
-		unsigned code = (b >> 3) & 15;
-		int64_t len = (b & 7) + 1;
-		int32_t delta = 0;
-		bool none = false;
-		if (code == 15) {
-			none = true;
-		} else if (code == 14 || code == 13) {
-			uint32_t v = 0, sh = 0;
-			uint8_t x;
-			do {
-				if (p >= end)
-					return 0;
-				x = *p++;
-				v |= (uint32_t)(x & 63) << sh;
-				sh += 6;
-			} while ((x & 64) && sh < 32);
-			delta = (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
-			if (code == 14) /* end line, column, end column */
-				for (int k = 0; k < 3; k++)
-					do {
-						if (p >= end)
-							return 0;
-						x = *p++;
-					} while (x & 64);
-		} else if (code >= 10) {
-			delta = (int32_t)code - 10;
-			p += 2;
-		} else {
-			p += 1;
-		}
-		line += delta;
-		if (addr <= off && off < addr + len)
-			return none ? 0 : line;
-		addr += len;
-	}
-	return 0;
-}
-
 static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
 {
 	if (off < 0 || off > (1 << 28))
@@ -422,23 +353,35 @@ static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
 	struct line_ent *l = &c->line[h];
 	if (l->serial == e->serial && l->off == off)
 		return l->line;
-	int32_t line = decode_line(e, off);
+	int32_t line = tlm__py_decode_line(O.table_kind, e->lines, e->first, off);
 	*l = (struct line_ent){e->serial, (int32_t)off, line};
 	return line;
 }
 
-/* The thread's frames into c->fr; returns their count (-1: cache full, reset and retry). */
-static int walk(struct pycache *c, uint64_t ts)
+/* A frame the interpreter made for itself, not the user's code: the C-stack
+ * entry frame under every C->Python call (3.12-3.13, owner 3) and the __init__
+ * shim of specialised class calls (3.13: its code carries CO_NO_MONITORING_EVENTS).
+ * Showing either would split one allocation line into several sites. */
+static inline bool interp_frame(uint64_t f, uint64_t code)
 {
+	if (O.skip_cstack && rd8(f, O.f_owner) == 3)
+		return true;
+	return O.shim_flags && is_type(code, code_type) && (rd32(code, O.co_flags) & O.shim_flags);
+}
+
+/* The thread's frames into c->fr; returns their count (-1: cache full, reset
+ * and retry). *cut: the chain went on past TLM__PY_MAX_FRAMES real frames;
+ * then the count is one less, room for the marker frame. */
+static int walk(struct pycache *c, uint64_t ts, bool *cut)
+{
+	*cut = false;
 	uint64_t f = rd64(ts, O.ts_frame);
 	if (O.cframe_cur >= 0)
 		f = ptr_ok(f) ? rd64(f, (uint32_t)O.cframe_cur) : 0;
 	int n = 0;
 	for (int hop = 0; hop < 256 && ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hop++, f = rd64(f, O.f_back)) {
-		if (O.skip_cstack && rd8(f, O.f_owner) == 3)
-			continue;
 		uint64_t code = rd64(f, O.f_code);
-		if (!is_type(code, code_type))
+		if (interp_frame(f, code) || !is_type(code, code_type))
 			continue;
 		uint32_t ci = code_lookup(c, code);
 		if (ci == UINT32_MAX)
@@ -456,6 +399,14 @@ static int walk(struct pycache *c, uint64_t ts)
 		c->fr[n].line = line_of(c, &c->code[ci], off);
 		n++;
 	}
+	if (n == (int)TLM__PY_MAX_FRAMES) /* one more user frame? then it is cut */
+		for (int hop = 0; hop < 256 && ptr_ok(f); hop++, f = rd64(f, O.f_back)) {
+			uint64_t code = rd64(f, O.f_code);
+			if (!interp_frame(f, code) && is_type(code, code_type)) {
+				*cut = true;
+				return n - 1;
+			}
+		}
 	return n;
 }
 
@@ -466,9 +417,9 @@ static bool validate(uint64_t ts)
 	if (O.cframe_cur >= 0)
 		f = ptr_ok(f) ? rd64(f, (uint32_t)O.cframe_cur) : 0;
 	for (int hop = 0; hop < 8 && ptr_ok(f); hop++, f = rd64(f, O.f_back)) {
-		if (O.skip_cstack && rd8(f, O.f_owner) == 3)
-			continue;
 		uint64_t code = rd64(f, O.f_code);
+		if (interp_frame(f, code))
+			continue;
 		int v;
 		if (is_type(code, code_type) && is_type(rd64(code, O.co_file), unicode_type) &&
 		    is_type(rd64(code, O.co_name), unicode_type) && is_type(rd64(code, O.co_lines), bytes_type))
@@ -511,31 +462,34 @@ uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_g
 		reset(c);
 		c->gen_native = native_gen;
 	}
-	int n = walk(c, ts);
+	bool cut;
+	int n = walk(c, ts, &cut);
 	if (n < 0) {
 		reset(c);
-		n = walk(c, ts);
+		n = walk(c, ts, &cut);
 	}
 	if (n <= 0)
 		return 0;
-	/* intern (native sid, (serial, line)...) */
+	/* intern (native sid, (serial, line)...); a cut stack has one key more */
 	uint64_t h = mix(0xcbf29ce484222325ull, native_sid);
 	for (int i = 0; i < n; i++)
 		h = mix(h, (uint64_t)c->code[c->fr[i].ci].serial << 32 | (uint32_t)c->fr[i].line);
+	if (cut)
+		h = mix(h, UINT64_MAX);
 	uint32_t mask = 2 * TLM__PY_STACKS - 1, j = (uint32_t)(h >> 20) & mask;
 	for (; c->ms[j].id; j = (j + 1) & mask) {
 		struct mstack *m = &c->ms[j];
-		if (m->hash != h || m->n != (uint32_t)n + 1 || c->keys[m->off] != native_sid)
+		if (m->hash != h || m->n != (uint32_t)n + 1 + cut || c->keys[m->off] != native_sid)
 			continue;
 		int i = 0;
 		for (; i < n; i++)
 			if (c->keys[m->off + 1 + i] !=
 			    ((uint64_t)c->code[c->fr[i].ci].serial << 32 | (uint32_t)c->fr[i].line))
 				break;
-		if (i == n)
+		if (i == n && (!cut || c->keys[m->off + 1 + n] == UINT64_MAX))
 			return m->id | TLM__PY_ID_BIT;
 	}
-	if (c->next_id >= TLM__PY_STACKS || c->key_used + (uint32_t)n + 1 > KEY_ARENA) {
+	if (c->next_id >= TLM__PY_STACKS || c->key_used + (uint32_t)n + 2 > KEY_ARENA) {
 		reset(c);
 		return tlm__py_get(r, native_sid, native_gen, fresh, def_slots);
 	}
@@ -558,14 +512,23 @@ uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_g
 		bytes += need;
 		nf++;
 	}
+	if (cut && nf == (uint32_t)n && bytes + 8 <= budget) { /* the marker: cut here */
+		int32_t line = TLM__PY_CUT_LINE;
+		memset(c->scratch + bytes, 0, 8);
+		memcpy(c->scratch + bytes, &line, 4);
+		bytes += 8;
+		nf++;
+	}
 	struct mstack *m = &c->ms[j];
 	m->hash = h;
 	m->id = c->next_id++;
-	m->n = (uint32_t)n + 1;
+	m->n = (uint32_t)n + 1 + cut;
 	m->off = c->key_used;
 	c->keys[c->key_used++] = native_sid;
 	for (int i = 0; i < n; i++)
 		c->keys[c->key_used++] = (uint64_t)c->code[c->fr[i].ci].serial << 32 | (uint32_t)c->fr[i].line;
+	if (cut)
+		c->keys[c->key_used++] = UINT64_MAX;
 	c->pend_id = m->id;
 	c->pend_native = native_sid;
 	c->pend_n = nf;

@@ -24,8 +24,18 @@
 #define TLM__PY_ID_BIT 0x80000000u /* slot.stack: a merged (Python) local id */
 #define TLM__PY_STACKS 4096u       /* local merged ids per thread before a reset */
 #define TLM__PY_MAX_FRAMES 64u
+/* A stack deeper than TLM__PY_MAX_FRAMES keeps its innermost 63 frames and
+ * ends with this marker frame (empty file and name, line -1), so the report
+ * can say it was cut. */
+#define TLM__PY_CUT_LINE (-1)
 #define TLM__PY_FILE_MAX 512u
 #define TLM__PY_NAME_MAX 128u
+
+/* Line of instruction offset off (bytes for table kinds 0 and 1, code units
+ * for 2) in the line table lines (a bytes object) of a code object starting
+ * at line first; 0 when it has none (pyline.c). kind: 0 co_lnotab (3.8-3.9),
+ * 1 co_linetable (3.10), 2 location table (3.11+). */
+int32_t tlm__py_decode_line(int kind, uint64_t lines, int32_t first, int64_t off);
 
 /* 0 = no Python stack (not a Python thread, Python off or unsupported). */
 uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_gen, bool *fresh,

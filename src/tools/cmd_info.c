@@ -90,6 +90,28 @@ static void count(struct stats *s, const struct tlm_record *rec)
 	}
 }
 
+/* Text from the trace goes to a terminal: a byte outside printable ASCII is
+ * shown as '?', as the text report does (an escape in a host name must not
+ * retitle the window, clear the screen or write the clipboard). */
+static int unsafe(unsigned char c)
+{
+	return c < 0x20 || c >= 0x7f;
+}
+
+static void put_safe(const char *s)
+{
+	for (; *s; s++)
+		putchar(unsafe((unsigned char)*s) ? '?' : *s);
+}
+
+/* "key: value\n" with the value shown safe. */
+static void put_kv(const char *key, const char *value)
+{
+	fputs(key, stdout);
+	put_safe(value);
+	putchar('\n');
+}
+
 /* Shell-quotes an argument so the printed command line can be pasted back. */
 static void put_arg(const char *a)
 {
@@ -106,17 +128,18 @@ static void put_arg(const char *a)
 		if (*c == '\'')
 			fputs("'\\''", stdout);
 		else
-			putchar((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+			putchar(unsafe((unsigned char)*c) ? '?' : *c);
 	}
 	putchar('\'');
 }
 
 static void print_header(const char *path, const struct tlm_trace_header *h, const struct stats *s)
 {
-	printf("trace:        %s\n", path);
-	printf("format:       v%u, written by tlm %s\n", h->version, h->tlm_version[0] ? h->tlm_version : "?");
+	put_kv("trace:        ", path);
+	printf("format:       v%u, written by tlm ", h->version);
+	put_kv("", h->tlm_version[0] ? h->tlm_version : "?");
 	printf("pid:          %u (ppid %u)\n", h->pid, h->ppid);
-	printf("host:         %s\n", h->host);
+	put_kv("host:         ", h->host);
 	printf("command:      ");
 	for (uint32_t i = 0; i < h->argc; i++) {
 		if (i)
@@ -124,7 +147,7 @@ static void print_header(const char *path, const struct tlm_trace_header *h, con
 		put_arg(h->argv[i]);
 	}
 	putchar('\n');
-	printf("exe:          %s\n", h->exe);
+	put_kv("exe:          ", h->exe);
 
 	time_t t = (time_t)(h->start_realtime_ns / 1000000000u);
 	struct tm tm;
@@ -166,7 +189,7 @@ static void print_state(struct tlm_reader *r, const struct stats *s)
 	}
 	case TLM_TRACE_TRUNCATED:
 		if (trunc)
-			printf("state:        %s\n", trunc);
+			put_kv("state:        ", trunc);
 		else
 			printf("state:        truncated (no END record)\n");
 		break;
@@ -218,7 +241,7 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 	print_sources(s);
 	char cs[700];
 	tlm__cupti_status(cs, sizeof cs, s->cupti_state, s->cupti_detail);
-	printf("cupti:        %s\n", cs);
+	put_kv("cupti:        ", cs);
 
 	printf("\n%-12s %10s %10s %8s %20s\n", "kind", "allocs", "frees", "failed", "bytes allocated");
 	for (unsigned k = 0; k < NROW; k++) {
@@ -293,8 +316,10 @@ int tlm_cmd_info(int argc, char **argv)
 		printf("integrity:    ok\n");
 	else
 		printf("integrity:    %zu error%s\n", n, n == 1 ? "" : "s");
-	for (size_t i = 0; i < n; i++)
-		printf("  offset %" PRIu64 ": %s\n", errs[i].offset, errs[i].what);
+	for (size_t i = 0; i < n; i++) {
+		printf("  offset %" PRIu64 ": ", errs[i].offset);
+		put_kv("", errs[i].what);
+	}
 
 	free(s);
 	free(rec);

@@ -510,6 +510,43 @@ static void test_hostile_records(void **state)
 	free(m);
 }
 
+/* A module path naming a FIFO (or a device): never opened for reading, so
+ * the report cannot wait forever for a writer; the frame keeps its module. */
+static void test_fifo_module(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tlm-fifo-XXXXXX", fifo[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof fifo, "%s/libfifo.so", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	struct tlm_rec_module *m = calloc(1, sizeof *m);
+	assert_non_null(m);
+	m->id = 9;
+	m->base = 0x100000;
+	m->nseg = 1;
+	m->seg[0].start = 0x100000;
+	m->seg[0].end = 0x200000;
+	struct tlm_symbolizer *s = tlm_sym_new();
+	const char *paths[] = {fifo, "/dev/zero", "/dev/tty"};
+	alarm(20); /* a hang is a failure (SIGALRM ends the test), not a stuck suite */
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		snprintf(m->path, sizeof m->path, "%s", paths[i]);
+		m->id = 9 + (uint32_t)i;
+		tlm_sym_module(s, m);
+		struct tlm_frame f[4];
+		assert_int_equal(tlm_sym_resolve(s, 0x100010 + i, f, 4), 1);
+		assert_non_null(f[0].module);
+		assert_string_equal(f[0].module, paths[i]);
+		assert_null(f[0].function);
+		assert_true(f[0].stale);
+	}
+	alarm(0);
+	tlm_sym_free(s);
+	free(m);
+	unlink(fifo);
+	rmdir(dir);
+}
+
 /* ---- how the file was shipped ---------------------------------------- */
 
 static const char *env_path(const char *var)
@@ -596,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_pseudo_modules),
 		cmocka_unit_test(test_module_choice),
 		cmocka_unit_test(test_hostile_records),
+		cmocka_unit_test(test_fifo_module),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_split_debuglink),
 	};

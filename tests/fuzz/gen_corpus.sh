@@ -19,8 +19,9 @@ out=$here/corpus/reader
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
-# the Python-stack seeds are made by hand (docs/reliability.md): kept
-find "$out" -type f ! -name 'python-stacks-*' -delete
+# the Python-stack seeds and hand-* (hand-bomb-chunk: chunks declaring 4 MiB
+# from 401 bytes, refused by their ratio) are made by hand (docs/reliability.md): kept
+find "$out" -type f ! -name 'python-stacks-*' ! -name 'hand-*' -delete
 run() { # NAME COMPRESS ARGS...  ($EXTRA: one more VAR=value for the run)
 	name=$1 z=$2
 	shift 2

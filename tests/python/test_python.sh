@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Python stacks, reference cycles and leaks on every CPython under pyenv:
+# Python stacks, reference cycles, leaks and classes built again and again
+# (classes.py) on every CPython under pyenv:
 # test_python.sh LIBTLM TLM SIMDIR SRCDIR
 # Versions absent from $TLM_TEST_PYENV (default /root/.pyenv/versions) are
 # skipped with a message; with none present the test is skipped (exit 77).
@@ -10,13 +11,14 @@ pyenv=${TLM_TEST_PYENV:-/root/.pyenv/versions}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ran=0 failed=0
-run_one() { # python tag [env...]
+run_one() { # python tag [env...]; WORKLOAD (default workload.py) and ARGS from the environment
 	py=$1 tag=$2
 	shift 2
+	wl=${WORKLOAD:-workload.py}
 	# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
 	env "$@" TLM_TEST_CUDART="$sim/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
 		LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$libtlm" \
-		TLM_OUTPUT="$tmp/$tag.trace" TLM_SUMMARY=0 "$py" "$src/workload.py" 10 || return 1
+		TLM_OUTPUT="$tmp/$tag.trace" TLM_SUMMARY=0 "$py" "$src/$wl" ${ARGS-10} || return 1
 	"$tlm" report -f json -o "$tmp/$tag.json" "$tmp/$tag.trace" || return 1
 }
 for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
@@ -30,6 +32,14 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 		echo "python $v ($py): ok"
 	else
 		echo "python $v ($py): FAILED"
+		failed=$((failed + 1))
+	fi
+	# classes built again and again (3.13 runs __init__ under a shim frame from the second call)
+	if WORKLOAD=classes.py ARGS= run_one "$py" "$v-classes" &&
+		"$py" "$src/check_classes.py" "$tmp/$v-classes.json" "$src/classes.py"; then
+		echo "python $v classes: ok"
+	else
+		echo "python $v classes: FAILED"
 		failed=$((failed + 1))
 	fi
 	if [ "$v" = 3.12 ]; then # the switch: no Python stacks, no GC flags

@@ -97,7 +97,8 @@ static void test_training_steps(void **state)
 	char *json = rt_render(r, tlm_report_json);
 	assert_non_null(strstr(json, "\"at_peak\":[{\"device\":0,\"kind\":\"device\",\"bytes\":300,\"count\":3,"
 				     "\"transient_bytes\":0,\"transient_count\":0,\"persistent_bytes\":300,"
-				     "\"persistent_count\":3,\"stack\":[{\"kind\":\"native\",\"function\":\"fn_402000\""));
+				     "\"persistent_count\":3,\"label\":\"dev 0: fn_402000 (f402000.c:496) [libapp.so]\","
+				     "\"stack\":[{\"kind\":\"native\",\"function\":\"fn_402000\""));
 	assert_non_null(strstr(json, "{\"device\":0,\"kind\":\"device\",\"bytes\":200,\"count\":4,"
 				     "\"transient_bytes\":150,\"transient_count\":3,\"persistent_bytes\":50,"
 				     "\"persistent_count\":1,"));

@@ -174,8 +174,12 @@ DBL_API void *dbl_malloc(size_t n)
 	segs[si].blocks[at] = size;
 	truth.allocated += size;
 	truth.live_blocks++;
-	if (truth.allocated > truth.peak_allocated)
+	if (truth.allocated > truth.peak_allocated) {
 		truth.peak_allocated = truth.allocated;
+		truth.reserved_at_peak_allocated = truth.reserved;
+		truth.frag_at_peak_allocated =
+			1.0 - static_cast<double>(truth.allocated) / static_cast<double>(truth.reserved);
+	}
 	if (truth.reserved > truth.peak_reserved) {
 		truth.peak_reserved = truth.reserved;
 		truth.allocated_at_peak = truth.allocated;

@@ -181,11 +181,19 @@ static void check_tree(const char *name, bool expect_assume_note)
 	assert_true(d->allocator_peak_allocated == note("peak_allocated"));
 	assert_true(d->allocator_peak_reserved == note("peak_reserved"));
 	assert_true(d->ext_known);
-	double f = dnote("frag_at_peak"), e = dnote("ext_frag_at_peak");
-	if (d->frag_at_peak < f - 1e-9 || d->frag_at_peak > f + 1e-9 || d->ext_frag_at_peak < e - 1e-9 ||
-	    d->ext_frag_at_peak > e + 1e-9)
-		fail_msg("%s: fragmentation %.9f/%.9f, the allocator's %.9f/%.9f", name, d->frag_at_peak,
-			 d->ext_frag_at_peak, f, e);
+	/* at the reserved peak: frag and ext; at the allocated peak: frag from the
+	 * two figures beside it (peak allocated, reserved then) */
+	double f = dnote("frag_at_peak"), e = dnote("ext_frag_at_peak"), fa = dnote("frag_at_peak_allocated");
+	if (d->frag_at_reserved_peak < f - 1e-9 || d->frag_at_reserved_peak > f + 1e-9 ||
+	    d->ext_frag_at_peak < e - 1e-9 || d->ext_frag_at_peak > e + 1e-9)
+		fail_msg("%s: fragmentation at the reserved peak %.9f/%.9f, the allocator's %.9f/%.9f", name,
+			 d->frag_at_reserved_peak, d->ext_frag_at_peak, f, e);
+	assert_true(d->allocated_at_peak_reserved == note("allocated_at_peak"));
+	assert_true(d->reserved_at_peak_allocated == note("reserved_at_peak_allocated"));
+	if (d->frag_at_peak < fa - 1e-9 || d->frag_at_peak > fa + 1e-9)
+		fail_msg("%s: fragmentation at the allocated peak %.9f, the allocator's %.9f", name, d->frag_at_peak, fa);
+	double sum = 1.0 - (double)d->peak_allocated / (double)d->reserved_at_peak_allocated;
+	assert_true(d->frag_at_peak > sum - 1e-9 && d->frag_at_peak < sum + 1e-9);
 	assert_true(d->live_bytes_at_end == note("allocated_end"));
 	assert_true(d->live_allocs_at_end == note("live_blocks"));
 	assert_true(d->reserved_at_end == note("reserved_end"));

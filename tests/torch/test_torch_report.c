@@ -44,6 +44,45 @@ static void drv(struct rt *t, uint64_t addr, uint64_t size, uint64_t time, uint3
 	rt_event(t, &ev);
 }
 
+/* Fragmentation at the peak is taken where allocated memory peaks, with the
+ * reserved memory of that moment: 180 of 200 MiB is 0.10, and the summary, the
+ * text and the JSON print the two figures that give it. The reserved peak,
+ * taken once the block the second segment was mapped for is placed (100 of
+ * 200 MiB allocated then, before later blocks fill it), keeps its own 0.50. */
+static void test_frag_at_allocated_peak(void **state)
+{
+	(void)state;
+	struct rt *t = rt_open();
+	drv(t, SEG0, 100 * MiB, 1 * RT_MS, 1, 0, 0);
+	blk(t, TLM_OP_ALLOC, SEG0, 90 * MiB, 2 * RT_MS, 90 * MiB, 100 * MiB, 1, 0);
+	drv(t, SEG0 + 100 * MiB, 100 * MiB, 3 * RT_MS, 1, 0, 0); /* the reserved peak */
+	blk(t, TLM_OP_ALLOC, SEG0 + 100 * MiB, 10 * MiB, 4 * RT_MS, 100 * MiB, 200 * MiB, 1, 0); /* settles it */
+	blk(t, TLM_OP_ALLOC, SEG0 + 110 * MiB, 80 * MiB, 5 * RT_MS, 180 * MiB, 200 * MiB, 1, 0); /* fills it */
+	char *path = rt_close(t, true, 10 * RT_MS);
+	struct tlm_report *r = rt_report(path);
+	const struct tlm_report_device *d = &r->devices[0];
+	assert_true(d->peak_allocated == 180 * MiB && d->reserved_at_peak_allocated == 200 * MiB);
+	assert_true(d->frag_at_peak > 0.0999 && d->frag_at_peak < 0.1001);
+	assert_true(d->peak_reserved == 200 * MiB && d->allocated_at_peak_reserved == 100 * MiB);
+	assert_true(d->frag_at_reserved_peak > 0.4999 && d->frag_at_reserved_peak < 0.5001);
+	char *sum = rt_render(r, tlm_report_summary), *txt = rt_render(r, tlm_report_text);
+	char *js = rt_render(r, tlm_report_json);
+	assert_non_null(strstr(sum, "dev 0 device: peak 180.0 MiB of 200.0 MiB reserved at 0.005s, frag 0.10,"));
+	assert_non_null(strstr(txt, "  0 device           180.0 MiB    0.005s     200.0 MiB  0.10     200.0 MiB"));
+	assert_non_null(strstr(txt, "dev 0 device: at the reserved peak (0.003s) 200.0 MiB reserved, 100.0 MiB "
+				    "allocated: frag 0.50"));
+	assert_non_null(strstr(js, "\"fragmentation_at_peak\":0.1000,"));
+	assert_non_null(strstr(js, "\"reserved_at_peak_allocated_bytes\":209715200,"));
+	assert_non_null(strstr(js, "\"allocated_at_peak_reserved_bytes\":104857600,"));
+	assert_non_null(strstr(js, "\"fragmentation_at_reserved_peak\":0.5000,"));
+	free(sum);
+	free(txt);
+	free(js);
+	tlm_report_free(r);
+	unlink(path);
+	free(path);
+}
+
 /* Segments [0, 4M) and [8M, 10M); blocks leave gaps of 1M, 1.5M and 0.5M. */
 static void test_layout_and_folding(void **state)
 {
@@ -298,6 +337,7 @@ static void test_block_compactness(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_frag_at_allocated_peak),
 		cmocka_unit_test(test_layout_and_folding),
 		cmocka_unit_test(test_expandable_segments),
 		cmocka_unit_test(test_fold_only_since_last_block),

@@ -28,6 +28,9 @@ struct dbl_truth {
 	/* at the reserved peak, after the block that needed it was placed */
 	uint64_t allocated_at_peak, largest_gap_at_peak;
 	double frag_at_peak, ext_frag_at_peak;
+	/* when allocated first reached its peak: reserved then, 1 - allocated/reserved */
+	uint64_t reserved_at_peak_allocated;
+	double frag_at_peak_allocated;
 	uint64_t live_blocks;
 	unsigned nooms;
 	struct dbl_oom oom[DBL_MAX_OOMS];

@@ -111,6 +111,8 @@ int main(int argc, char **argv)
 	fprintf(f, "N largest_gap_at_peak %llu\n", (unsigned long long)t.largest_gap_at_peak);
 	fprintf(f, "N frag_at_peak %.12f\n", t.frag_at_peak);
 	fprintf(f, "N ext_frag_at_peak %.12f\n", t.ext_frag_at_peak);
+	fprintf(f, "N reserved_at_peak_allocated %llu\n", (unsigned long long)t.reserved_at_peak_allocated);
+	fprintf(f, "N frag_at_peak_allocated %.12f\n", t.frag_at_peak_allocated);
 	fprintf(f, "N allocated_end %llu\n", (unsigned long long)t.allocated);
 	fprintf(f, "N reserved_end %llu\n", (unsigned long long)t.reserved);
 	fprintf(f, "N live_blocks %llu\n", (unsigned long long)t.live_blocks);

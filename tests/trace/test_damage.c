@@ -301,6 +301,51 @@ static void test_bad_headers(void **state)
 	teardown_fixture(&f);
 }
 
+/* A decompression bomb: a compressed chunk declaring over 1024 raw bytes per
+ * byte on disk is refused (one error naming the ratio, no record from it); the
+ * chunks around it are read. */
+static void test_bomb_chunk(void **state)
+{
+	(void)state;
+	struct membuf m = {0};
+	struct tlm_trace_header h;
+	tt_header(&h);
+	struct tlm_tw *w = tlm_tw_open(&h, tt_mem_sink, &m, 4u << 20, 1, NULL);
+	struct tlm_event e = {.time_ns = 2000000000ULL, .addr = 0x1000, .size = 16, .op = TLM_OP_ALLOC,
+			      .kind = TLM_KIND_DEVICE};
+	tlm_tw_event(w, &e);
+	tlm_tw_flush(w); /* a good chunk */
+	for (int i = 0; i < 2000000; i++) /* ~4 MiB of one repeated event: a few KB on disk */
+		tlm_tw_event(w, &e);
+	tlm_tw_flush(w);
+	e.addr = 0x2000;
+	tlm_tw_event(w, &e);
+	tlm_tw_end(w, 3000000000ULL); /* a good chunk */
+	tlm_tw_close(w);
+	assert_true(m.len < 16384);
+	char *path = tt_tmpfile(m.p, m.len);
+	char err[256];
+	struct tlm_reader *r = tlm_reader_open(path, err, sizeof err);
+	assert_non_null(r);
+	static struct tlm_record rec;
+	uint64_t events = 0, ends = 0;
+	while (tlm_reader_next(r, &rec)) {
+		events += rec.type == TLM_REC_EVENT;
+		ends += rec.type == TLM_REC_END;
+	}
+	assert_int_equal(events, 2);
+	assert_int_equal(ends, 1);
+	const struct tlm_integrity_error *errs;
+	assert_int_equal(tlm_reader_errors(r, &errs), 1);
+	const char *want = "bad chunk header (chunk declares ";
+	assert_memory_equal(errs[0].what, want, strlen(want));
+	assert_non_null(strstr(errs[0].what, "on disk, over 1024:1)"));
+	tlm_reader_close(r);
+	unlink(path);
+	free(path);
+	free(m.p);
+}
+
 /* Bytes inserted between two chunks, or appended after the last. */
 static void test_garbage_between(void **state)
 {
@@ -406,6 +451,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_bomb_chunk),
 		cmocka_unit_test(test_truncate_raw),
 		cmocka_unit_test(test_truncate_zstd),
 		cmocka_unit_test(test_flip_raw),

@@ -174,6 +174,38 @@ static void test_signal(void **state)
 	free(m.p);
 }
 
+/* Text from the trace never reaches the terminal raw: escapes (window title,
+ * screen clear, OSC 52 clipboard write) and other bytes outside printable
+ * ASCII show as '?', as in the text report. */
+static void test_escapes(void **state)
+{
+	(void)state;
+	struct membuf m = {0};
+	struct tlm_trace_header h;
+	tt_header(&h);
+	strcpy(h.host, "\x1b]0;owned\x07" "box");
+	strcpy(h.exe, "/bin/\x1b[2Jtrain\xc3\xa9");
+	strcpy(h.tlm_version, "0.1\x1b]52;c;aGk=\x07");
+	struct tlm_tw *w = tlm_tw_open(&h, tt_mem_sink, &m, 128, 0, NULL);
+	tlm_tw_prop(w, "cupti", "held");
+	tlm_tw_prop(w, "cupti.detail", "by \x1b[31mnsys\x9b");
+	tlm_tw_end(w, 2000000000ULL);
+	tlm_tw_close(w);
+	char *path = tt_tmpfile(m.p, m.len);
+	static char out[16384], args[512];
+	snprintf(args, sizeof args, "info '%s'", path);
+	assert_int_equal(run(args, out, sizeof out), 0);
+	has_line(out, "host:         ?]0;owned?box");
+	has_line(out, "exe:          /bin/?[2Jtrain??");
+	has_line(out, "format:       v1, written by tlm 0.1?]52;c;aGk=?");
+	has_line(out, "cupti:        CUPTI held by another tool (by ?[31mnsys?)");
+	assert_null(strchr(out, 0x1b));
+	assert_null(strchr(out, 0x07));
+	unlink(path);
+	free(path);
+	free(m.p);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -203,6 +235,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
