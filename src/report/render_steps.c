@@ -73,6 +73,8 @@ static void text_steps(FILE *f, const struct tlm_report_steps *st)
 			  tlm__human(b, sizeof b, s->peak), tlm__human(c, sizeof c, s->live_at_start),
 			  tlm__human(d, sizeof d, s->survivors), s->allocs, s->steady ? "" : "  warm-up");
 	}
+	tlm__line(f, "  survivors: what the step made that was still live when the last step ended (steady");
+	tlm__line(f, "  steps but the last); live before: allocated when the step began");
 }
 
 static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_steps *st)
