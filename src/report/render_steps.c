@@ -314,6 +314,11 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 	tlm__json_bool(j, st->truncated);
 	tlm__json_ku(j, "warmup_peak_bytes", st->warmup_peak);
 	tlm__json_ku(j, "steady_peak_bytes", st->steady_peak);
+	tlm__json_key(j, "per_step_peaks");
+	tlm__json_arr(j);
+	for (size_t i = 0; i < st->count && i < JSON_STEPS; i++)
+		tlm__json_u64(j, st->step[i].peak);
+	tlm__json_arr_end(j);
 	tlm__json_key(j, "per_step_truncated");
 	tlm__json_bool(j, st->count > JSON_STEPS);
 	tlm__json_key(j, "per_step");
