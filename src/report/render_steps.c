@@ -16,6 +16,7 @@
 #define TEXT_ACT 5
 #define TEXT_LEAK_FRAMES 4
 #define JSON_STEPS 10000 /* per_step entries */
+#define SUM_FORECASTS 2
 
 static const struct tlm_frame *driving(struct tlm_report *r, const struct tlm_report_steps *st)
 {
@@ -213,8 +214,9 @@ void tlm__steps_summary(FILE *f, struct tlm_report *r)
 	frame_or(w, sizeof w, driving(r, st));
 	tlm__line(f, "steps: %zu of %.3f s (steady from step %zu, peak %s) by %s", st->count, st->seconds_per_step,
 		  st->first_steady + 1, tlm__human(a, sizeof a, st->steady_peak), w);
-	for (size_t i = 0; i < st->nforecast; i++) {
+	for (size_t i = 0, shown = 0; i < st->nforecast && shown < SUM_FORECASTS; i++) {
 		const struct tlm_report_forecast *fc = &st->forecast[i];
+		shown += fc->known || fc->growth_per_step; /* the summary stays within 25 lines */
 		if (fc->known)
 			tlm__line(f, "  dev %d: +%s per step%s: out of memory in %" PRIu64 " more steps (%.1f s)", fc->device,
 				  tlm__human(b, sizeof b, fc->growth_per_step), fc->steady ? "" : " (irregular)",
