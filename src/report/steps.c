@@ -341,8 +341,10 @@ static int by_bytes(const void *a, const void *b)
  * it); the first of them starts the steady state. With no signature seen
  * twice (every step differs), the first step is taken as warm-up. */
 static size_t first_steady(const struct tlm__srec *recs, const struct tlm__steps_found *f, const size_t *end_idx,
-			   size_t k)
+			   size_t k, bool *typical)
 {
+	for (size_t j = 0; j < k; j++)
+		typical[j] = true;
 	uint64_t *sig = calloc(k + 1, sizeof *sig), *sorted = calloc(k + 1, sizeof *sorted);
 	size_t best = k > 1 ? 1 : 0;
 	if (!sig || !sorted)
@@ -362,12 +364,11 @@ static size_t first_steady(const struct tlm__srec *recs, const struct tlm__steps
 			mode = sorted[j];
 		}
 	}
-	if (most >= 2)
-		for (size_t j = 0; j < k; j++)
-			if (sig[j] == mode) {
+	if (most >= 2) {
+		for (size_t j = k; j-- > 0;)
+			if ((typical[j] = sig[j] == mode))
 				best = j;
-				break;
-			}
+	}
 out:
 	free(sig);
 	free(sorted);
@@ -382,6 +383,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	uint64_t *t0 = calloc(k + 1, sizeof *t0);
 	size_t *end_idx = calloc(k + 1, sizeof *end_idx);
 	int64_t *dur = calloc(k + 1, sizeof *dur);
+	bool *typical = NULL;
 	struct sweep sw = {0};
 	int rc = -1;
 	st->step = calloc(k, sizeof *st->step);
@@ -403,8 +405,8 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	for (size_t j = 0; j + 1 < k; j++)
 		dur[nd++] = t0[j + 1] > t0[j] ? (int64_t)(t0[j + 1] - t0[j]) : 0; /* a damaged clock: 0 */
 	qsort(dur, nd, sizeof *dur, cmp_i64);
-	uint64_t typical = nd ? (uint64_t)dur[nd / 2] : run_end > t0[k - 1] ? run_end - t0[k - 1] : 0;
-	uint64_t tend = t0[k - 1] + typical < t0[k - 1] ? UINT64_MAX : t0[k - 1] + typical;
+	uint64_t median = nd ? (uint64_t)dur[nd / 2] : run_end > t0[k - 1] ? run_end - t0[k - 1] : 0;
+	uint64_t tend = t0[k - 1] + median < t0[k - 1] ? UINT64_MAX : t0[k - 1] + median;
 	if (tend > run_end)
 		tend = run_end;
 	if (tend < recs[last_step_alloc].t)
@@ -426,12 +428,15 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	}
 	free(first);
 	st->count = k;
-	st->first_steady = first_steady(recs, f, end_idx, k);
+	typical = calloc(k + 1, sizeof *typical);
+	if (!typical)
+		goto out;
+	st->first_steady = first_steady(recs, f, end_idx, k, typical);
 	nd = 0;
 	for (size_t j = st->first_steady; j + 1 < k; j++)
 		dur[nd++] = t0[j + 1] > t0[j] ? (int64_t)(t0[j + 1] - t0[j]) : 0; /* a damaged clock: 0 */
 	qsort(dur, nd, sizeof *dur, cmp_i64);
-	st->seconds_per_step = (double)(nd ? (uint64_t)dur[nd / 2] : typical) / 1e9;
+	st->seconds_per_step = (double)(nd ? (uint64_t)dur[nd / 2] : median) / 1e9;
 	st->device = recs[f->pos[0]].device;
 	st->kind = recs[f->pos[0]].mkind;
 	st->step_sites = f->nstep_sites;
@@ -455,16 +460,21 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	forecast(st, rec, &sw);
 	driving(r, st, f);
 	/* activations at the highest steady peak (the last step only when alone) */
-	size_t pj = st->first_steady;
+	/* steps allocating like most do (not those an evaluation or a
+	 * checkpoint save between steps falls in), the last only when alone */
+	size_t pj = SIZE_MAX;
 	for (size_t j = st->first_steady; j < k; j++)
-		if ((j + 1 < k || pj == j) && st->step[j].peak > st->step[pj].peak)
+		if (typical[j] && (j + 1 < k || pj == SIZE_MAX) && (pj == SIZE_MAX || st->step[j].peak > st->step[pj].peak))
 			pj = j;
+	if (pj == SIZE_MAX)
+		pj = st->first_steady;
 	if (tlm__steps_activations(r, st, recs, n, pj, t0[pj], pj + 1 < k ? t0[pj + 1] : tend,
 				   sw.used[dv] ? sw.peak_ev[at(&sw, pj, dv)] : 0))
 		goto out;
 	rc = 0;
 out:
 	sweep_free(&sw);
+	free(typical);
 	free(t0);
 	free(end_idx);
 	free(dur);
