@@ -20,9 +20,8 @@
 
 static const struct tlm_frame *driving(struct tlm_report *r, const struct tlm_report_steps *st)
 {
-	const struct tlm_frame *fr;
-	size_t n = tlm_report_frames(r, st->driving_stack, &fr);
-	return st->driving_frame < n ? &fr[st->driving_frame] : NULL;
+	(void)r;
+	return st->have_driving ? &st->driving : NULL;
 }
 
 static void frame_or(char *buf, size_t n, const struct tlm_frame *fr)
@@ -135,9 +134,8 @@ static void text_forecast(FILE *f, const struct tlm_report_steps *st)
 
 static const struct tlm_frame *act_frame(struct tlm_report *r, const struct tlm_report_act *a)
 {
-	const struct tlm_frame *fr;
-	size_t n = tlm_report_frames(r, a->stack_id, &fr);
-	return a->frame < n ? &fr[a->frame] : NULL;
+	(void)r;
+	return a->have_fn ? &a->fn : NULL;
 }
 
 static void fn_name(char *buf, size_t n, struct tlm_report *r, const struct tlm_report_act *a)

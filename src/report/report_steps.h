@@ -63,7 +63,9 @@ struct tlm_report_ckpt {
  * code) at the peak of the steady step with the highest peak. */
 struct tlm_report_act {
 	uint32_t stack_id;               /* a stack of the function's allocations */
-	size_t frame;                    /* the function: index in tlm_report_frames(stack_id) */
+	size_t frame;                    /* the function: index in tlm_report_frames(stack_id) when built */
+	bool have_fn;
+	struct tlm_frame fn;             /* that frame (strings live as long as the report) */
 	uint64_t bytes, count;           /* held at the peak, made in the step, freed within it */
 	uint64_t instances;              /* calls in the step (occurrences of its first site) */
 	uint64_t other_thread;           /* of those, freed on another thread (autograd's backward) */
@@ -80,7 +82,10 @@ struct tlm_report_steps {
 	int device;                      /* the step device: the one of the step's first allocation */
 	int kind;
 	uint32_t driving_stack;          /* frames[driving_frame] of this stack drives the steps */
-	size_t driving_frame;            /* index in tlm_report_frames() order (innermost first) */
+	size_t driving_frame;            /* index in tlm_report_frames() order (innermost first), when built */
+	bool have_driving;
+	struct tlm_frame driving;        /* that frame, as resolved when the report was built (folded stacks):
+	                                  * the renderers print it whatever resolver or --full-stacks follows */
 	size_t step_sites;               /* sites allocating the same number of times in every step */
 	double seconds_per_step;         /* median duration of the steady steps */
 	uint64_t warmup_peak, steady_peak; /* highest step peak before / from first_steady */

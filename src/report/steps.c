@@ -297,6 +297,11 @@ static void driving(struct tlm_report *r, struct tlm_report_steps *st, const str
 	}
 	free(a);
 	st->driving_frame = common ? an - common : an - 1;
+	size_t n2 = tlm_report_frames(r, anchor, &af);
+	if (st->driving_frame < n2) {
+		st->driving = af[st->driving_frame];
+		st->have_driving = true;
+	}
 }
 
 /* ---- finish ------------------------------------------------------------- */

@@ -189,6 +189,10 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 				g[ng] = (struct group){.fr = fr, .first_site = x->site, .first_t = x->t};
 				g[ng].a.stack_id = x->stack;
 				g[ng].a.frame = sf[x->site].cur;
+				if (fr) {
+					g[ng].a.fn = *fr;
+					g[ng].a.have_fn = true;
+				}
 				ng++;
 			}
 			gof[x->site] = (uint32_t)k + 1;

@@ -132,6 +132,12 @@ static void test_train(void **state)
 	size_t n = tlm_report_frames(x.r, st->driving_stack, &fr);
 	assert_true(st->driving_frame < n);
 	assert_string_equal(fr[st->driving_frame].function, "main");
+	assert_true(st->have_driving);
+	assert_string_equal(st->driving.function, "main");
+	/* the renderers print the frame found at build time, whatever --full-stacks does */
+	tlm_report_set_full_stacks(x.r, true);
+	assert_string_equal(st->driving.function, "main");
+	tlm_report_set_full_stacks(x.r, false);
 	assert_true(st->seconds_per_step >= SW_STEP_US / 1e6);
 	for (size_t j = 0; j < STEPS; j++) {
 		assert_int_equal(st->step[j].live_at_start, W + j * LEAK);
@@ -152,6 +158,8 @@ static void test_train(void **state)
 	assert_true(st->nact >= 2);
 	const struct tlm_report_act *a = &st->act[0];
 	assert_string_equal(act_fn(x.r, a)->function, "layer_forward");
+	assert_true(a->have_fn);
+	assert_string_equal(a->fn.function, "layer_forward");
 	assert_int_equal(a->bytes, SW_ACT);
 	assert_int_equal(a->count, 2 * SW_LAYERS);
 	assert_int_equal(a->instances, SW_LAYERS);
