@@ -67,7 +67,7 @@ static size_t at(const struct sweep *s, size_t step, int device)
 	return step * s->ncol + (size_t)s->idx[device];
 }
 
-static int sweep(const struct tlm__srec *recs, size_t n, const uint64_t *t0, size_t k, uint64_t tend,
+static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, size_t k, uint64_t tend,
 		 struct sweep *s)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -100,7 +100,7 @@ static int sweep(const struct tlm__srec *recs, size_t n, const uint64_t *t0, siz
 	size_t j = 0;        /* steps started so far */
 	bool ended = false;
 	for (size_t i = 0; i < nd; i++) {
-		while (j < k && d[i].t >= t0[j]) {
+		while (j < k && d[i].ord >= recs[pos[j]].ev) { /* event order: a clock may run backwards */
 			for (int v = 0; v < TLM__STEPS_MAX_DEV; v++)
 				if (s->used[v])
 					s->start[at(s, j, v)] = s->peak[at(s, j, v)] = cur[v];
@@ -445,7 +445,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	st->device = recs[f->pos[0]].device;
 	st->kind = recs[f->pos[0]].mkind;
 	st->step_sites = f->nstep_sites;
-	if (sweep(recs, n, t0, k, tend, &sw))
+	if (sweep(recs, n, f->pos, k, tend, &sw))
 		goto out;
 	int dv = st->device >= 0 && st->device < TLM__STEPS_MAX_DEV ? st->device : 0;
 	for (size_t j = 0; j < k; j++) {
