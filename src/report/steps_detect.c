@@ -97,6 +97,7 @@ struct score {
 
 /* Per site while scoring one candidate. */
 struct tally {
+	uint64_t m;              /* count / k when a multiple of k, else 0 */
 	size_t seg;              /* segment of the last occurrence, SIZE_MAX none */
 	uint64_t in_seg;         /* occurrences in it */
 	uint64_t good;           /* segments with exactly count/k occurrences */
@@ -112,16 +113,17 @@ static void close_seg(struct tally *t, uint64_t m)
 static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n, size_t k, uint32_t a,
 		  struct tally *t, struct score *out, uint8_t *mark)
 {
-	for (size_t i = 0; i < ss->n; i++)
-		t[i] = (struct tally){SIZE_MAX, 0, 0};
+	for (size_t i = 0; i < ss->n; i++) /* divisions once per site, not per allocation */
+		t[i] = (struct tally){ss->s[i].count >= k && ss->s[i].count % k == 0 ? ss->s[i].count / k : 0, SIZE_MAX, 0,
+				      0};
 	size_t seg = SIZE_MAX;
 	for (size_t i = ss->s[a].first; i < n; i++) {
 		uint32_t v = recs[i].site;
 		if (v == a)
 			seg = seg == SIZE_MAX ? 0 : seg + 1;
-		if (ss->s[v].count % k || ss->s[v].count < k)
+		uint64_t m = t[v].m;
+		if (!m)
 			continue;
-		uint64_t m = ss->s[v].count / k;
 		if (t[v].seg != seg) {
 			close_seg(&t[v], m);
 			t[v].seg = seg;
@@ -131,9 +133,9 @@ static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n
 	}
 	*out = (struct score){.k = k, .anchor = a};
 	for (size_t v = 0; v < ss->n; v++) {
-		if (ss->s[v].count % k || ss->s[v].count < k)
+		if (!t[v].m)
 			continue;
-		close_seg(&t[v], ss->s[v].count / k);
+		close_seg(&t[v], t[v].m);
 		if (4 * t[v].good >= 3 * k) {
 			out->step_sites++;
 			out->covered += t[v].good * (ss->s[v].count / k);
