@@ -331,6 +331,7 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_ku(j, "peak_bytes", s->peak);
 		tlm__json_ku(j, "live_bytes_at_start", s->live_at_start);
 		tlm__json_ku(j, "survivor_bytes", s->survivors);
+		tlm__json_ku(j, "transient_at_peak_bytes", s->held_at_peak);
 		tlm__json_ku(j, "allocations", s->allocs);
 		tlm__json_key(j, "steady");
 		tlm__json_bool(j, s->steady);

@@ -19,6 +19,7 @@ struct tlm_report_step {
 	uint64_t peak;                  /* allocated bytes at its peak, on the step device */
 	uint64_t live_at_start;         /* allocated bytes on the step device when it began */
 	uint64_t survivors;             /* bytes made in it still live when the last step ended */
+	uint64_t held_at_peak;          /* bytes made in it, live at its peak, freed before it ended */
 	bool steady;
 };
 

@@ -456,6 +456,14 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 		s->peak = sw.used[dv] ? sw.peak[at(&sw, j, dv)] : 0;
 		s->live_at_start = sw.used[dv] ? sw.start[at(&sw, j, dv)] : 0;
 		s->steady = j >= st->first_steady;
+		/* memory made in the step, held at its peak, freed before it ended */
+		uint64_t pev = sw.used[dv] ? sw.peak_ev[at(&sw, j, dv)] : 0, t1 = j + 1 < k ? t0[j + 1] : tend;
+		for (size_t i = f->pos[j]; i < end_idx[j]; i++) {
+			const struct tlm__srec *x = &recs[i];
+			if (x->device == st->device && x->mkind == TLM_MEM_DEVICE && x->ev <= pev && x->fev > pev &&
+			    x->fev != UINT64_MAX && x->ft < t1)
+				s->held_at_peak += x->size;
+		}
 		uint64_t *pk = s->steady ? &st->steady_peak : &st->warmup_peak;
 		if (s->peak > *pk)
 			*pk = s->peak;

@@ -143,6 +143,7 @@ static void test_train(void **state)
 		assert_int_equal(st->step[j].live_at_start, W + j * LEAK);
 		assert_int_equal(st->step[j].peak, peak_of(W + j * LEAK));
 		assert_int_equal(st->step[j].allocs, 2 * SW_LAYERS + 2 + SW_LAYERS);
+		assert_int_equal(st->step[j].held_at_peak, SW_ACT + SW_LOSS + SW_O);
 	}
 	assert_int_equal(st->steady_peak, peak_of(W + (STEPS - 1) * LEAK));
 	one_leak(x.r, STEPS - 1);
