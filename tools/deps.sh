@@ -16,3 +16,7 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# The CUDA runtimes of the real-runtime tests (tests/realcuda), when a toolkit is there.
+if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+	sh "$(dirname "$0")/fetch-cuda-wheels.sh"
+fi

@@ -557,8 +557,11 @@ static void set_up(bool injected)
 		return;
 	}
 	/* CUPTI attaches through the driver's export tables: a driver without
-	 * them (a stub, tlm's simulator) cannot host it. Asked for explicitly, try. */
-	if (!verbose && !injected && !tlm__cfg.cupti_library[0] && !tlm__libcuda_sym("cuGetExportTable")) {
+	 * them (a stub) cannot host it, and tlm's simulator (which serves only the
+	 * runtime's tables; it exports tlm_sim_used_pages) cannot either. Asked
+	 * for explicitly, try. */
+	if (!verbose && !injected && !tlm__cfg.cupti_library[0] &&
+	    (!tlm__libcuda_sym("cuGetExportTable") || tlm__libcuda_sym("tlm_sim_used_pages"))) {
 		outcome("skipped", "the driver has no export tables: a stub or a simulated driver");
 		return;
 	}

@@ -138,6 +138,9 @@ void tlm__free_end(struct tlm__rec *r, int32_t result) TLM_HIDDEN;
 
 /* ---- driver helpers (driver_query.c) ---- */
 int16_t tlm__current_device(void) TLM_HIDDEN;
+/* A free's device: the current one, else the one ptr lives on (no context
+ * is current yet in a thread whose first runtime call is the free). */
+int16_t tlm__free_device(uint64_t ptr) TLM_HIDDEN;
 uint64_t tlm__device_free_bytes(void) TLM_HIDDEN;
 
 /* ---- writer (writer.c) ---- */

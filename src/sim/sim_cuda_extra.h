@@ -15,6 +15,10 @@
 
 /* Only ever passed by pointer here, so an incomplete type is ABI compatible. */
 typedef struct CUctxCreateParams_st CUctxCreateParams;
+/* cuda.h's CUuuid (16 bytes). */
+typedef struct CUuuid_sim_st {
+	unsigned char bytes[16];
+} CUuuid_sim;
 
 #ifndef CUDA_ERROR_STUB_LIBRARY
 #define CUDA_ERROR_STUB_LIBRARY 34

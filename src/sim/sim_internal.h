@@ -52,6 +52,7 @@
 #define SIM_DEFAULT_MEMORY (1ull << 30)
 #define SIM_MAX_MEMORY (256ull << 30) /* per device; keeps VA slack, see docs */
 #define SIM_DRIVER_VERSION 13000
+#define sim_driver_version() SIM_DRIVER_VERSION
 /* Device d allocates from [SIM_VA_BASE + d*SIM_VA_STRIDE, +SIM_VA_STRIDE).
  * 0x2000'0000'0000.. lies far below where Linux places mmap (0x7f..), PIE
  * images (0x55..) and ASan's heap (0x6000'0000'0000), so device pointers never
@@ -61,6 +62,9 @@
 /* VMM reservations (cuMemAddressReserve) come from one shared region. */
 #define SIM_VMM_VA_BASE 0x400000000000ull
 #define SIM_VMM_VA_SIZE 0x100000000000ull /* 16 TiB */
+/* Module globals (cuLibraryGetGlobal): addresses outside every accounting. */
+#define SIM_GLOBAL_VA_BASE 0x500000000000ull
+#define SIM_GLOBAL_VA_SIZE 0x000100000000ull /* 4 GiB */
 
 #pragma GCC visibility push(hidden)
 
@@ -162,6 +166,7 @@ struct sim_device {
 	uint64_t total_pages, used_pages; /* physical memory, in SIM_PAGE units */
 	struct sim_vaspace va;            /* cuMemAlloc / pool block addresses */
 	struct CUmemPoolHandle_st *default_pool;
+	struct CUmemPoolHandle_st *current_pool; /* cuDeviceSetMemPool; default at first */
 };
 
 extern int sim_ndev;
@@ -177,6 +182,10 @@ CUresult sim_current_device(int *dev);
  * current context's device. Takes sim_lock. */
 CUresult sim_stream_device(CUstream s, int *dev);
 bool sim_valid_device(int dev);
+CUcontext sim_current_ctx(void);
+CUcontext sim_primary_ctx(int dev);
+bool sim_ctx_valid(CUcontext ctx, int *dev);
+bool sim_primary_active(int dev);
 
 /* ---- sim_memory.c: physical pages, device blocks, the live-allocation table ---- */
 
@@ -187,6 +196,8 @@ void sim_block_free(int dev, uint64_t va, uint64_t pages);
 /* Record a live device allocation (for cuMemFree); pool may be NULL. */
 CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *pool);
 int sim_va_device(uint64_t va);
+enum { SIM_PTR_NONE, SIM_PTR_DEVICE, SIM_PTR_MANAGED, SIM_PTR_HOST };
+int sim_ptr_lookup(uint64_t p, uint64_t *base, uint64_t *size);
 /* cuMemFreeAsync's core: frees device and pool allocations, not managed ones. */
 CUresult sim_free_async(CUdeviceptr dptr);
 
@@ -197,6 +208,19 @@ void sim_pool_return(struct CUmemPoolHandle_st *pool, uint64_t va, uint64_t page
 /* Synchronisation point on dev: pools drop cached memory above their release
  * threshold, which is 0. Takes sim_lock. */
 void sim_pools_sync(int dev);
+
+/* ---- sim_procaddr.c ---- */
+/* The simulator's own code for an ABI name ("cuMemAlloc_v2"), or NULL. */
+void *sim_lookup_abi(const char *abi);
+
+/* ---- sim_device.c ---- */
+/* The device's UUID and PCI location, as cuDeviceGetUuid and the PCI
+ * attributes report them (and the integrity check hashes them). */
+void sim_device_uuid(int dev, uint8_t uuid[16]);
+int sim_device_pci_bus(int dev);
+
+/* ---- sim_module.c ---- */
+bool sim_is_global(uint64_t addr);
 
 /* ---- sim_errors.c ---- */
 const char *sim_error_name(CUresult e);

@@ -157,6 +157,8 @@ CUresult simi_cuMemFree_v2(CUdeviceptr dptr)
 	CUresult r = sim_current_device(&dev);
 	if (r)
 		return r;
+	if (dptr == 0)
+		return CUDA_SUCCESS; /* as the real driver: cuBLAS relies on it */
 	return free_any(dptr, true);
 }
 SIM_API(cuMemFree_v2, (CUdeviceptr dptr),
@@ -250,6 +252,31 @@ CUresult simi_cuMemFreeHost(void *p)
 }
 SIM_API(cuMemFreeHost, (void *p),
 	(p), {p});
+
+/* ---- pointer queries (sim_pointer.c) ---- */
+
+/* What p points into: SIM_PTR_DEVICE (a live cuMemAlloc or pool block),
+ * SIM_PTR_MANAGED, SIM_PTR_HOST (pinned) or SIM_PTR_NONE; base and size of
+ * the block (whole pages for device blocks, mapped bytes for host ones). */
+int sim_ptr_lookup(uint64_t p, uint64_t *base, uint64_t *size)
+{
+	static struct sim_tree *const tables[] = {&live, &managed, &host};
+	static const int kinds[] = {SIM_PTR_DEVICE, SIM_PTR_MANAGED, SIM_PTR_HOST};
+	int kind = SIM_PTR_NONE;
+	pthread_mutex_lock(&sim_lock);
+	for (int i = 0; i < 3 && kind == SIM_PTR_NONE; i++) {
+		struct sim_node *n = sim_tree_floor(tables[i], p);
+		if (n && p - n->key < n->len) {
+			kind = kinds[i];
+			if (base)
+				*base = n->key;
+			if (size)
+				*size = n->len;
+		}
+	}
+	pthread_mutex_unlock(&sim_lock);
+	return kind;
+}
 
 /* ---- accounting ---- */
 

@@ -17,6 +17,9 @@ struct CUmemPoolHandle_st {
 	int dev;
 	bool is_default, destroyed;
 	uint64_t max_bytes;                 /* CUmemPoolProps.maxSize; 0 = device size */
+	uint64_t threshold;                 /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, default 0 */
+	uint64_t reserved_high, used_high;  /* watermarks, in bytes */
+	int reuse[3];                       /* the three reuse policy flags (not modelled) */
 	uint64_t used_pages, cached_pages; /* in live allocations / in the cache */
 	/* Cached blocks: key = pages << 32 | page index in the device VA region,
 	 * so the smallest key >= (n << 32) is the best-fitting block (lowest
@@ -46,6 +49,7 @@ static CUmemoryPool pool_new(int dev, bool is_default, uint64_t max_bytes)
 	p->dev = dev;
 	p->is_default = is_default;
 	p->max_bytes = max_bytes;
+	p->reuse[0] = p->reuse[1] = p->reuse[2] = 1; /* the real defaults */
 	p->cache.rng = 0x2545f491u ^ (uint32_t)dev;
 	if (!sim_tree_insert(&valid, (uint64_t)(uintptr_t)p, 0, 0)) {
 		free(p);
@@ -59,6 +63,7 @@ static CUmemoryPool pool_new(int dev, bool is_default, uint64_t max_bytes)
 void sim_pools_init_device(int dev)
 {
 	sim_dev[dev].default_pool = pool_new(dev, true, 0);
+	sim_dev[dev].current_pool = sim_dev[dev].default_pool;
 }
 
 /* Caller holds sim_lock. */
@@ -147,9 +152,11 @@ void sim_pools_sync(int dev)
 	pthread_mutex_lock(&sim_lock);
 	for (CUmemoryPool p = pools; p; p = p->next)
 		if (p->dev == dev && !p->destroyed && p->cached_pages)
-			trim(p, 0);
+			trim(p, p->threshold); /* keep up to the release threshold */
 	pthread_mutex_unlock(&sim_lock);
 }
+
+static void watermarks(CUmemoryPool p);
 
 /* ---- entry points ---- */
 
@@ -169,11 +176,13 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	if (!pool)
-		pool = sim_dev[cur].default_pool; /* the current device's */
+		pool = sim_dev[cur].current_pool; /* the current device's */
 	else if (!pool_lookup(pool))
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (!r)
 		r = pool_alloc(pool, bytesize, dptr);
+	if (!r)
+		watermarks(pool);
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
@@ -287,6 +296,8 @@ CUresult simi_cuMemPoolDestroy(CUmemoryPool pool)
 		 * the device when they are freed (sim_pool_return). */
 		trim(pool, 0);
 		pool->destroyed = true;
+		if (sim_dev[pool->dev].current_pool == pool)
+			sim_dev[pool->dev].current_pool = sim_dev[pool->dev].default_pool;
 		sim_tree_remove(&valid, (uint64_t)(uintptr_t)pool, NULL, NULL);
 	}
 	pthread_mutex_unlock(&sim_lock);
@@ -323,3 +334,108 @@ long long sim_tlm_sim_pool_cached_bytes(CUmemoryPool pool)
 	return n;
 }
 SIM_EXPORT(tlm_sim_pool_cached_bytes);
+
+/* ---- pool attributes and the device's current pool ---- */
+
+static void watermarks(CUmemoryPool p)
+{
+	uint64_t used = p->used_pages * SIM_PAGE, reserved = used + p->cached_pages * SIM_PAGE;
+	if (used > p->used_high)
+		p->used_high = used;
+	if (reserved > p->reserved_high)
+		p->reserved_high = reserved;
+}
+
+/* CUmemPool_attribute: 1..3 reuse flags (int), 4 release threshold, 5/6
+ * reserved current/high, 7/8 used current/high (cuuint64_t). The high marks
+ * are updated at every allocation from the pool. */
+CUresult sim_cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	CUmemoryPool p = pool_lookup(pool);
+	if (!p)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else {
+		watermarks(p);
+		uint64_t used = p->used_pages * SIM_PAGE, reserved = used + p->cached_pages * SIM_PAGE;
+		switch (attr) {
+		case 1: case 2: case 3: *(int *)value = p->reuse[attr - 1]; break;
+		case 4: *(uint64_t *)value = p->threshold; break;
+		case 5: *(uint64_t *)value = reserved; break;
+		case 6: *(uint64_t *)value = p->reserved_high; break;
+		case 7: *(uint64_t *)value = used; break;
+		case 8: *(uint64_t *)value = p->used_high; break;
+		default: r = CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuMemPoolGetAttribute);
+
+/* Settable: the reuse flags (kept, not modelled), the release threshold
+ * (modelled: a synchronisation keeps up to that many bytes reserved) and
+ * resetting the high watermarks to 0. */
+CUresult sim_cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	CUmemoryPool p = pool_lookup(pool);
+	if (!p)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else if (attr >= 1 && attr <= 3)
+		p->reuse[attr - 1] = *(int *)value != 0;
+	else if (attr == 4)
+		p->threshold = *(uint64_t *)value;
+	else if ((attr == 6 || attr == 8) && *(uint64_t *)value == 0)
+		*(attr == 6 ? &p->reserved_high : &p->used_high) = 0;
+	else
+		r = CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuMemPoolSetAttribute);
+
+CUresult sim_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!pool)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&sim_lock);
+	*pool = sim_dev[dev].current_pool;
+	pthread_mutex_unlock(&sim_lock);
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuDeviceGetMemPool);
+
+/* cuMemAllocAsync then allocates from `pool` on that device. */
+CUresult sim_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!sim_valid_device(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&sim_lock);
+	CUmemoryPool p = pool_lookup(pool);
+	if (!p || p->destroyed || p->dev != dev)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		sim_dev[dev].current_pool = p;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuDeviceSetMemPool);

@@ -1,84 +1,47 @@
 // SPDX-License-Identifier: MIT
 /*
  * cuGetProcAddress: resolve a base name (e.g. "cuMemAlloc") for a requested
- * CUDA version to the entry point the real driver would return, e.g.
- * cuMemAlloc_v2 for 3020 and later. Every pointer in the table is a hidden
- * sim_ symbol bound at link time, i.e. the library's own code at the address
- * of its exported alias, whatever a preloaded library may define.
+ * CUDA version to the ABI flavour that version means (cuMemAlloc_v2 from
+ * 3020), then to the simulator's own code for that ABI name, if it has it.
+ *
+ * The (name, version) -> ABI name mapping is CUDA's whole ABI history
+ * (sim_abi_history.inc, generated from the toolkit's typedef headers); the
+ * ABI name -> code mapping is every entry point the simulator defines
+ * (sim_exports.h). A name in the history that the simulator does not
+ * implement is CUDA_ERROR_NOT_FOUND, as a driver lacking it would answer.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_exports.h"
 #include "sim_internal.h"
 
-typedef void (*sim_fn)(void);
-
-struct proc_entry {
+struct abi_row {
 	const char *name; /* base name, as passed to cuGetProcAddress */
-	int version;      /* minimum CUDA version this flavour answers */
-	sim_fn fn;        /* legacy default-stream flavour */
-	sim_fn ptsz;      /* per-thread default-stream flavour, or NULL */
+	int version;      /* CUDA version this flavour (or its per-thread variant) appeared */
+	const char *abi;  /* the ABI symbol that version means */
+	const char *pt;   /* "_ptds"/"_ptsz" when the per-thread variant exists from here */
 };
 
-#define E(n, v, f) {n, v, (sim_fn)sim_##f, NULL}
-#define P(n, v, f) {n, v, (sim_fn)sim_##f, (sim_fn)sim_##f##_ptsz}
-
-/* Grouped by base name; a name may appear once per version. Minimum versions
- * are the real driver's (cudaTypedefs.h PFN_<name>_v<version>). */
-static const struct proc_entry table[] = {
-	E("cuInit", 2000, cuInit),
-	E("cuDriverGetVersion", 2020, cuDriverGetVersion),
-	E("cuGetErrorName", 6000, cuGetErrorName),
-	E("cuGetErrorString", 6000, cuGetErrorString),
-	E("cuGetProcAddress", 11030, cuGetProcAddress),
-	E("cuGetProcAddress", 12000, cuGetProcAddress_v2),
-	E("cuDeviceGet", 2000, cuDeviceGet),
-	E("cuDeviceGetCount", 2000, cuDeviceGetCount),
-	E("cuDeviceGetName", 2000, cuDeviceGetName),
-	E("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
-	E("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
-	E("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
-	E("cuCtxCreate", 3020, cuCtxCreate_v2),
-	E("cuCtxCreate", 12050, cuCtxCreate_v4),
-	E("cuCtxDestroy", 4000, cuCtxDestroy_v2),
-	E("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
-	E("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
-	E("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
-	E("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
-	E("cuCtxGetDevice", 2000, cuCtxGetDevice),
-	E("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
-	E("cuCtxSynchronize", 2000, cuCtxSynchronize),
-	E("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
-	E("cuStreamCreate", 2000, cuStreamCreate),
-	E("cuStreamDestroy", 4000, cuStreamDestroy_v2),
-	P("cuStreamSynchronize", 2000, cuStreamSynchronize),
-	E("cuMemGetInfo", 3020, cuMemGetInfo_v2),
-	E("cuMemAlloc", 3020, cuMemAlloc_v2),
-	E("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
-	E("cuMemFree", 3020, cuMemFree_v2),
-	E("cuMemAllocManaged", 6000, cuMemAllocManaged),
-	E("cuMemAllocHost", 3020, cuMemAllocHost_v2),
-	E("cuMemHostAlloc", 2020, cuMemHostAlloc),
-	E("cuMemFreeHost", 2000, cuMemFreeHost),
-	P("cuMemAllocAsync", 11020, cuMemAllocAsync),
-	P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync),
-	P("cuMemFreeAsync", 11020, cuMemFreeAsync),
-	E("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
-	E("cuMemPoolCreate", 11020, cuMemPoolCreate),
-	E("cuMemPoolDestroy", 11020, cuMemPoolDestroy),
-	E("cuMemPoolTrimTo", 11020, cuMemPoolTrimTo),
-	E("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
-	E("cuMemCreate", 10020, cuMemCreate),
-	E("cuMemRelease", 10020, cuMemRelease),
-	E("cuMemAddressReserve", 10020, cuMemAddressReserve),
-	E("cuMemAddressFree", 10020, cuMemAddressFree),
-	E("cuMemMap", 10020, cuMemMap),
-	E("cuMemUnmap", 10020, cuMemUnmap),
-	E("cuMemSetAccess", 10020, cuMemSetAccess),
+#define H(n, v, a, p) {n, v, a, p},
+static const struct abi_row history[] = {
+#include "sim_abi_history.inc"
 };
+#undef H
+#define NHIST (sizeof(history) / sizeof(history[0]))
 
-#undef E
-#undef P
+static int cmp_export(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct sim_export *)e)->name);
+}
+
+void *sim_lookup_abi(const char *abi)
+{
+	const struct sim_export *e =
+		bsearch(abi, sim_exports, sim_nexports, sizeof(sim_exports[0]), cmp_export);
+	return e ? (void *)e->fn : NULL;
+}
 
 /* Whether CU_GET_PROC_ADDRESS_DEFAULT means per-thread: the process was
  * compiled (or configured) for the per-thread default stream. */
@@ -88,18 +51,57 @@ static bool default_is_ptds(void)
 	return e && strcmp(e, "1") == 0;
 }
 
+/* The history is sorted by name, then version: find the first row of name. */
+static size_t first_row(const char *name)
+{
+	size_t lo = 0, hi = NHIST;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(history[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* TLM_SIM_HIDE=name,name: base names cuGetProcAddress answers as unknown, so
+ * tests can stand in for a driver that lacks them. */
+static bool hidden(const char *symbol)
+{
+	const char *h = getenv("TLM_SIM_HIDE");
+	size_t n = strlen(symbol);
+	for (const char *p = h; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, symbol, n) == 0)
+			return true;
+		p = end ? end + 1 : p + len;
+	}
+	return false;
+}
+
 static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
 			CUdriverProcAddressQueryResult *status)
 {
-	const struct proc_entry *best = NULL;
+	const struct abi_row *best = NULL;
 	bool known = false, ptds;
 	if (status)
 		*status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 	if (!symbol || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pfn = NULL;
-	if (cudaVersion > SIM_DRIVER_VERSION)
+	if (cudaVersion > sim_driver_version()) {
+		/* A runtime or library built for a newer CUDA: say so once. */
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+				"tlm-sim: %s asked for at CUDA %d.%d, newer than this simulated driver (%d.%d): "
+				"CUDA_ERROR_INVALID_VALUE\n",
+				symbol, cudaVersion / 1000, cudaVersion % 1000 / 10, sim_driver_version() / 1000,
+				sim_driver_version() % 1000 / 10);
 		return CUDA_ERROR_INVALID_VALUE; /* newer than this driver, as documented */
+	}
 	if (flags == CU_GET_PROC_ADDRESS_DEFAULT)
 		ptds = default_is_ptds();
 	else if (flags == CU_GET_PROC_ADDRESS_LEGACY_STREAM)
@@ -108,12 +110,20 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 		ptds = true;
 	else
 		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		if (strcmp(table[i].name, symbol) != 0)
-			continue;
+	if (hidden(symbol))
+		return CUDA_ERROR_NOT_FOUND;
+	const char *pt = NULL;
+	for (size_t i = first_row(symbol); i < NHIST && strcmp(history[i].name, symbol) == 0; i++) {
 		known = true;
-		if (table[i].version <= cudaVersion && (!best || table[i].version > best->version))
-			best = &table[i];
+		if (history[i].version <= cudaVersion)
+			best = &history[i];
+	}
+	if (best) {
+		/* The per-thread variant of best's flavour, if any version has it. */
+		for (size_t i = first_row(symbol); i < NHIST && strcmp(history[i].name, symbol) == 0; i++)
+			if (history[i].pt[0] && strcmp(history[i].abi, best->abi) == 0 &&
+			    history[i].version <= cudaVersion)
+				pt = history[i].pt;
 	}
 	if (!best) {
 		if (status)
@@ -121,8 +131,26 @@ static CUresult resolve(const char *symbol, void **pfn, int cudaVersion, cuuint6
 					: CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 		return CUDA_ERROR_NOT_FOUND;
 	}
-	/* Function pointer to void * is how the CUDA API itself hands them out. */
-	*pfn = (void *)(ptds && best->ptsz ? best->ptsz : best->fn);
+	void *fn = NULL;
+	if (ptds && pt) {
+		char buf[128];
+		size_t n = strlen(best->abi);
+		if (n + strlen(pt) < sizeof(buf)) {
+			memcpy(buf, best->abi, n);
+			strcpy(buf + n, pt);
+			fn = sim_lookup_abi(buf);
+		}
+	}
+	if (!fn)
+		fn = sim_lookup_abi(best->abi);
+	if (!fn) {
+		const char *e = getenv("TLM_SIM_LOG_UNKNOWN");
+		if (e && e[0] == '1')
+			fprintf(stderr, "tlm-sim: cuGetProcAddress(%s, %d) -> %s%s: not modelled\n", symbol,
+				cudaVersion, best->abi, ptds && pt ? pt : "");
+		return CUDA_ERROR_NOT_FOUND; /* status: SYMBOL_NOT_FOUND, not implemented here */
+	}
+	*pfn = fn;
 	if (status)
 		*status = CU_GET_PROC_ADDRESS_SUCCESS;
 	return CUDA_SUCCESS;

@@ -432,6 +432,41 @@ CUresult sim_current_device(int *dev)
 	return CUDA_SUCCESS;
 }
 
+/* For the export tables and the context queries (sim_export.c,
+ * sim_query.c): the thread's current context, or NULL. */
+CUcontext sim_current_ctx(void)
+{
+	return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+}
+
+/* The primary context of dev, whether or not it is retained (NULL for a bad
+ * device). */
+CUcontext sim_primary_ctx(int dev)
+{
+	return sim_valid_device(dev) ? &primary_ctx[dev] : NULL;
+}
+
+/* Whether ctx is a context handle the driver issued and has not destroyed;
+ * its device in *dev. */
+bool sim_ctx_valid(CUcontext ctx, int *dev)
+{
+	if (!ctx_check(ctx))
+		return false;
+	if (dev)
+		*dev = ctx->dev;
+	return true;
+}
+
+/* Primary context state: retained at least once. */
+bool sim_primary_active(int dev)
+{
+	bool on;
+	pthread_mutex_lock(&sim_lock);
+	on = sim_valid_device(dev) && primary_ctx[dev].refs > 0;
+	pthread_mutex_unlock(&sim_lock);
+	return on;
+}
+
 /* The device of ctx, or of the current context when ctx is NULL. */
 static CUresult ctx_device(CUcontext ctx, int *dev)
 {

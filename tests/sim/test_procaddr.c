@@ -65,8 +65,10 @@ static void test_version_selection(void **state)
 	assert_ptr_equal(lookup("cuMemFree", 12000, L, CU_GET_PROC_ADDRESS_SUCCESS, 0),
 			 own("cuMemFree_v2"));
 	assert_ptr_equal(lookup("cuInit", 2000, L, CU_GET_PROC_ADDRESS_SUCCESS, 0), own("cuInit"));
-	assert_ptr_equal(lookup("cuCtxCreate", 12000, L, CU_GET_PROC_ADDRESS_SUCCESS, 0),
+	assert_ptr_equal(lookup("cuCtxCreate", 11030, L, CU_GET_PROC_ADDRESS_SUCCESS, 0),
 			 own("cuCtxCreate_v2"));
+	assert_ptr_equal(lookup("cuCtxCreate", 12000, L, CU_GET_PROC_ADDRESS_SUCCESS, 0),
+			 own("cuCtxCreate_v3"));
 	assert_ptr_equal(lookup("cuCtxCreate", 13000, L, CU_GET_PROC_ADDRESS_SUCCESS, 0),
 			 own("cuCtxCreate_v4"));
 	assert_ptr_equal(lookup("cuCtxSynchronize", 12080, L, CU_GET_PROC_ADDRESS_SUCCESS, 0),
@@ -88,7 +90,10 @@ static void test_failures(void **state)
 	(void)state;
 	const cuuint64_t L = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
 	void *fn = (void *)1;
-	assert_null(lookup("cuMemAlloc", 3010, L, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+	assert_null(lookup("cuMemAlloc", 1000, L, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+			   CUDA_ERROR_NOT_FOUND));
+	/* 3010 means the 32-bit cuMemAlloc of CUDA 2.0, which the simulator lacks */
+	assert_null(lookup("cuMemAlloc", 3010, L, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
 			   CUDA_ERROR_NOT_FOUND));
 	assert_null(lookup("cuMemAllocAsync", 11010, L, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
 			   CUDA_ERROR_NOT_FOUND));
