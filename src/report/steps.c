@@ -239,8 +239,15 @@ static void forecast(struct tlm_report_steps *st, const struct tlm__steps_rec *r
 				fc->steady = fc->steady && l->steady;
 			}
 		}
+		/* the peak the last step reaches: the highest steady peak carried
+		 * forward by the growth (a periodic evaluation or checkpoint save
+		 * comes back; the run's end may cut the last step) */
 		size_t last = st->count - 1;
-		fc->last_peak = sw->peak[at(sw, last, v)];
+		for (size_t j = st->first_steady; j <= last; j++) {
+			uint64_t p = sw->peak[at(sw, j, v)] + (uint64_t)(last - j) * fc->growth_per_step;
+			if (p > fc->last_peak)
+				fc->last_peak = p;
+		}
 		if (!fc->growth_per_step) {
 			fc->why_not = st->nleaks || st->count > 3 ? "no growth per step" : "too few steps to measure growth";
 			continue;
