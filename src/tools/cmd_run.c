@@ -20,9 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_run_simulate.h"
 #include "cmds.h"
 
-#define RUN_USAGE "usage: tlm run [--output PATH] [--no-summary] -- CMD [ARGS...]\n"
+#define RUN_USAGE "usage: tlm run [--output PATH] [--no-summary] [--simulate SIZE[,SIZE...] [--devices N]] -- CMD [ARGS...]\n"
 
 static int usage(void)
 {
@@ -39,6 +40,9 @@ static const char run_help[] =
 	"options:\n"
 	"  -o, --output PATH    where the trace goes (sets TLM_OUTPUT; %p, %h, %r, %%)\n"
 	"  --no-summary         do not print the end-of-run report\n"
+	"  --simulate SIZES     run on the simulated CUDA device (no GPU): e.g. 80G, or 80G,40G\n"
+	"                       for one device per size (docs/simulate.md)\n"
+	"  --devices N          with --simulate: N devices of the (one) size\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"libtlm.so is $TLM_LIBRARY, else the one next to tlm (build tree or install prefix).\n";
@@ -88,9 +92,12 @@ int tlm_cmd_report(int argc, char **argv);
 int tlm_cmd_run(int argc, char **argv)
 {
 	const char *output = NULL;
-	int summary = 1, i = 1;
+	int summary = 1, i = 1, sim;
 	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
+		if ((sim = tlm_simulate_option(argc, argv, &i)) != 0) {
+			if (sim < 0)
+				return sim == -2 ? TLM_EXIT_USAGE : usage(); /* -2: said why */
+		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		} else if (!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) {
@@ -118,6 +125,8 @@ int tlm_cmd_run(int argc, char **argv)
 		fprintf(stderr, "tlm run: cannot find libtlm.so (set TLM_LIBRARY to its path)\n");
 		return 1;
 	}
+	if (tlm_simulate_active() && tlm_simulate_prepare() != 0)
+		return TLM_EXIT_USAGE;
 	if (output && !strchr(output, '%')) {
 		/* a fixed name: this run's trace replaces the last one */
 		if (unlink(output) != 0 && errno != ENOENT) {
@@ -145,6 +154,8 @@ int tlm_cmd_run(int argc, char **argv)
 		/* after what the user preloads already (a sanitizer runtime must stay first) */
 		snprintf(pre, l, "%s%s%s", prev ? prev : "", prev && *prev ? " " : "", lib);
 		setenv("LD_PRELOAD", pre, 1);
+		if (tlm_simulate_active())
+			tlm_simulate_child();
 		if (output)
 			setenv("TLM_OUTPUT", output, 1);
 		setenv("TLM_SUMMARY", "0", 1); /* tlm run prints it */
