@@ -10,8 +10,7 @@
  * m*k times is a step site when it allocates exactly m times in at least 3/4
  * of the segments. A candidate needs a step site that recycles (frees most
  * of its allocations before its next one: a step has transient memory;
- * weights loaded in a loop only pile up) and an anchor spanning 1/50 of the
- * run at least. The one with the most step-site allocations per unit wins
+ * weights loaded in a loop only pile up). The one with the most step-site allocations per unit wins
  * (then the longest span, the most allocations covered, the larger k): a
  * training step allocates at more sites than an evaluation step (forward,
  * backward, optimizer), and an outer loop covers the sites of its inner
@@ -301,6 +300,8 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 	}
 	struct cand c[MAX_CANDIDATES];
 	size_t nc = candidates(&ss, c, MAX_CANDIDATES);
+	(void)run_first; /* time is a tie-break only: a short loop may follow seconds of start-up */
+	(void)run_end;
 	struct score best = {0}, all[MAX_CANDIDATES];
 	size_t nall = 0;
 	for (size_t ci = 0; ci < nc; ci++) {
@@ -310,7 +311,7 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 				a = (uint32_t)i;
 		if (a == UINT32_MAX)
 			continue;
-		/* a burst at start-up (weights allocated in a loop) is no training loop */
+		/* the time its anchor spans: a tie-break */
 		uint64_t t_first = recs[ss.s[a].first].t, t_last = t_first;
 		for (size_t i = n; i-- > ss.s[a].first;)
 			if (recs[i].site == a) {
@@ -318,8 +319,6 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint
 				break;
 			}
 		uint64_t span = t_last > t_first ? t_last - t_first : 0;
-		if (run_end > run_first && span < (run_end - run_first) / 50)
-			continue;
 		struct score sc;
 		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
 		if (!sc.recycles)
