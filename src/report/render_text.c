@@ -12,6 +12,7 @@
 
 #include "render.h"
 #include "render_steps.h"
+#include "whatif/whatif.h"
 
 #define TEXT_SITES 10
 #define TEXT_FRAMES 6
@@ -64,6 +65,10 @@ void tlm__exit_note(FILE *f, const struct tlm_report *r)
 	} else if (r->exit == TLM_REPORT_TRUNCATED) {
 		tlm__line(f, "note: the trace is truncated (%s); the report covers what was recorded",
 			  r->truncation ? r->truncation : "no END record");
+	} else if (!strcmp(r->end_how, "exec")) {
+		tlm__line(f, "note: the process replaced itself by exec; its new image has a trace of its own");
+	} else if (r->end_how[0] && strcmp(r->end_how, "exit")) {
+		tlm__line(f, "note: the process left by %s (no exit handlers ran); the trace is complete", r->end_how);
 	}
 }
 
@@ -337,6 +342,9 @@ static void ooms(FILE *f, struct tlm_report *r)
 	tlm__labels_free(&L);
 	if (r->ooms_total > TEXT_OOMS)
 		tlm__line(f, "  ... %" PRIu64 " more", r->ooms_total - (r->nooms < TEXT_OOMS ? r->nooms : TEXT_OOMS));
+	char wi[400];
+	if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif: a setting that avoids a fragmentation OOM */
+		tlm__line(f, "  %s", wi);
 }
 
 static void churn(FILE *f, struct tlm_report *r)
