@@ -131,6 +131,7 @@ struct tlm_report_job {
 };
 
 struct tlm__report_priv;
+struct tlm_report_steps; /* report_steps.h */
 
 struct tlm_report {
 	char *path;
@@ -188,6 +189,7 @@ struct tlm_report {
 	struct tlm_integrity_error *errors;
 	struct tlm_report_job job;
 	struct tlm__report_priv *priv;
+	struct tlm_report_steps *steps;      /* training steps (report_steps.h); never NULL once built */
 };
 
 #define TLM_REPORT_MAX_OOMS 1000
