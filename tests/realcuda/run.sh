@@ -13,12 +13,12 @@
 #   wheel-13 / wheel-12   allocs-shared against the newest 13.x / a 12.x
 #                   runtime from its pip wheel (tools/fetch-cuda-wheels.sh)
 #   unknown-version a runtime version the simulator was not checked with
-#   double-first    build/src/sim before the toolkit: tlm's runtime double says so
+#   double-first    build/src/sim/double before the toolkit: tlm's runtime double says so
 #   olddriver       a libcuda.so.1 that does not export the names libtlm.so dlsyms
 #
 # Needs: CUDA_HOME (default /usr/local/cuda) with bin/nvcc; otherwise exits 77
 # (meson: skipped) with one line saying what was not tested. Env from meson:
-# TLM_TEST_LIBTLM, TLM_TEST_SIMDIR, TLM_TEST_DUMP, TLM_TEST_WORK.
+# TLM_TEST_LIBTLM, TLM_TEST_SIMDIR, TLM_TEST_DOUBLEDIR, TLM_TEST_DUMP, TLM_TEST_WORK.
 set -u
 t=${1:?usage: run.sh TEST}
 src=$(cd "$(dirname "$0")" && pwd)
@@ -32,8 +32,9 @@ work=${TLM_TEST_WORK:?}/$t
 mkdir -p "$work"
 lib=$cuda/lib64
 [ -d "$lib" ] || lib=$cuda/lib
-# The toolkit's libraries first: build/src/sim also holds tlm's runtime double.
-ldpath=$lib:$TLM_TEST_SIMDIR
+# The simulated driver first, as a user would: build/src/sim holds only
+# libcuda.so.1 (tlm's runtime double is in build/src/sim/double).
+ldpath=$TLM_TEST_SIMDIR:$lib
 pre=${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST:}$TLM_TEST_LIBTLM
 
 build() { # OUT SRC NVCC-ARGS...: compile once per source change
@@ -128,11 +129,11 @@ wheel-12)
 	echo "runtime: $wl"
 	;;
 double-first)
-	# build/src/sim ahead of the toolkit: the runtime double is loaded, and
+	# build/src/sim/double ahead of the toolkit: the runtime double is loaded, and
 	# must say so in one line rather than fail with a linker error
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	# (a sanitized build's double needs its sanitizer runtime first)
-	env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$TLM_TEST_SIMDIR:$lib" \
+	env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$TLM_TEST_DOUBLEDIR:$TLM_TEST_SIMDIR:$lib" \
 		timeout 60 "$work/allocs" >"$work/out" 2>"$work/err"
 	rc=$?
 	if [ $rc -ne 127 ] || [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -q "^tlm-sim: .*runtime double" "$work/err"; then
