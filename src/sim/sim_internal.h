@@ -201,6 +201,25 @@ int sim_ptr_lookup(uint64_t p, uint64_t *base, uint64_t *size);
 /* cuMemFreeAsync's core: frees device and pool allocations, not managed ones. */
 CUresult sim_free_async(CUdeviceptr dptr);
 
+/* The live allocation holding p: its base and length (whole pages). Caller
+ * holds sim_lock. */
+bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len);
+
+/* ---- sim_backing.c: device memory contents (callers hold sim_lock) ---- */
+bool sim_is_device_va(uint64_t p);
+/* Host memory behind p and the contiguous bytes from there; host pointers
+ * are themselves. INVALID_VALUE for device addresses nothing live covers. */
+CUresult sim_backing_span(uint64_t p, uint8_t **host, uint64_t *avail);
+/* SUCCESS when all of [p, p+n) resolves (live allocations or host memory). */
+CUresult sim_backing_check(uint64_t p, uint64_t n);
+/* An allocation at va of `bytes` is gone: its contents become zeros again. */
+void sim_backing_free(uint64_t va, uint64_t bytes);
+/* A sparse zero-filled host mapping (NULL, with one stderr line, if refused). */
+uint8_t *sim_backing_map(uint64_t bytes);
+void sim_backing_zero(uint8_t *p, uint64_t n);
+/* sim_vmm.c: the same for a VMM reservation address. */
+CUresult sim_vmm_span(uint64_t p, uint8_t **host, uint64_t *avail);
+
 /* ---- sim_pool.c ---- */
 void sim_pools_init_device(int dev); /* creates the default pool; at cuInit */
 /* A pool allocation came back (cuMemFree/cuMemFreeAsync). Holds sim_lock. */

@@ -58,6 +58,16 @@ CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *po
 								    : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len)
+{
+	struct sim_node *n = sim_tree_floor(&live, p);
+	if (!n || p - n->key >= n->len)
+		return false;
+	*base = n->key;
+	*len = n->len;
+	return true;
+}
+
 /* cuMemAlloc's core; caller holds sim_lock. */
 static CUresult alloc_plain(int dev, uint64_t bytes, CUdeviceptr *dptr)
 {
@@ -125,6 +135,7 @@ static CUresult free_any(CUdeviceptr dptr, bool allow_managed)
 	uintptr_t pool = 0;
 	pthread_mutex_lock(&sim_lock);
 	if (sim_tree_remove(&live, dptr, &len, &pool)) {
+		sim_backing_free(dptr, len);
 		if (pool)
 			sim_pool_return((struct CUmemPoolHandle_st *)pool, dptr, len / SIM_PAGE);
 		else

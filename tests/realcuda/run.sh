@@ -7,6 +7,7 @@
 #   allocs-static   allocs.cu, nvcc's default static cudart
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
+#   contents        contents.cu (static and shared): copies, sets, 2D, async, peer, symbols read back byte-exact
 #   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
@@ -90,6 +91,14 @@ allocs-static)
 allocs-shared)
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	record "$work/allocs"
+	;;
+contents)
+	# device memory holds what was copied or set there (contents.cu checks
+	# every byte and exits non-zero otherwise), static and shared cudart
+	build "$work/contents" "$src/contents.cu"
+	record "$work/contents"
+	build "$work/contents-shared" "$src/contents.cu" -cudart shared
+	record "$work/contents-shared"
 	;;
 allocs-ptds)
 	# --default-stream per-thread: the runtime takes the _ptsz driver flavours
