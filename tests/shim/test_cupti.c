@@ -325,8 +325,9 @@ static void test_not_found(void **state)
 	}
 }
 
-/* auto: a driver that cannot host CUPTI (here the simulator, which has no
- * export tables) is left alone, even with a libcupti on the search path. */
+/* auto: a driver that cannot host CUPTI (here the simulator, which serves the
+ * runtime's export tables but not CUPTI's) is left alone, even with a libcupti
+ * on the search path. */
 static void test_auto_needs_a_real_driver(void **state)
 {
 	struct ctx *c = *state;
@@ -337,11 +338,12 @@ static void test_auto_needs_a_real_driver(void **state)
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
-	expect_cupti(&t, "skipped", "the driver has no export tables: a stub or a simulated driver");
+	expect_cupti(&t, "skipped",
+		     "the driver is tlm's simulator, which serves the runtime's export tables but not CUPTI's");
 	char line[1024];
 	info_line(t.path, "cupti:", line, sizeof line);
-	assert_string_equal(line, "cupti:        CUPTI not used (the driver has no export tables: a stub or a simulated "
-				  "driver)");
+	assert_string_equal(line, "cupti:        CUPTI not used (the driver is tlm's simulator, which serves the "
+				  "runtime's export tables but not CUPTI's)");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(log_count(c, ""), -1);
 	assert_null(strstr(r.stderr_text, "CUPTI"));
