@@ -161,6 +161,10 @@ void sim_injection_once(void);
 
 /* ---- sim_state.c: configuration, devices, contexts, streams ---- */
 
+/* sim_config.c: TLM_SIM_MEMORY and TLM_SIM_DEVICES values (false / -1 if bad). */
+bool sim_parse_memory(const char *s, uint64_t bytes[SIM_MAX_DEVICES]);
+int sim_parse_devices(const char *s);
+
 
 struct sim_device {
 	uint64_t total_pages, used_pages; /* physical memory, in SIM_PAGE units */
