@@ -8,6 +8,7 @@
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
 #   contents        contents.cu (static and shared): copies, sets, 2D, async, peer, symbols read back byte-exact
+#   general         general.cu (static and shared): templates, managed from host, streams, events, a pool across 4 threads
 #   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
@@ -91,6 +92,20 @@ allocs-static)
 allocs-shared)
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	record "$work/allocs"
+	;;
+general)
+	# general.cu under both cudarts, sim dir alone first: exit 0, every call counted
+	for v in static shared; do
+		a=; [ $v = shared ] && a="-cudart shared"
+		build "$work/general-$v" "$src/general.cu" -std=c++17 $a
+		env LD_LIBRARY_PATH="$ldpath" LD_PRELOAD="$pre" TLM_SUMMARY=0 TLM_OUTPUT="$work/trace-$v" \
+			timeout 120 "$work/general-$v" >"$work/out" 2>"$work/err" || {
+			echo "FAIL $t ($v): exit $?"; cat "$work/out" "$work/err"; exit 1; }
+		"$TLM_TEST_DUMP" "$work/trace-$v" | awk '$1 == "E" { c[$2 " " $3]++ } END { printf "%d %d %d %d %d\n", c["1 0"], c["2 0"], c["3 6"], c["4 6"], c["5 6"] }' >"$work/counts"
+		[ "$(cat "$work/counts")" = "402 403 1 1 1" ] || { echo "FAIL $t ($v): counts $(cat "$work/counts"), want 402 403 1 1 1"; exit 1; }
+		rm -f "$work/trace-$v"
+	done
+	echo "PASS $t: static and shared: 402 allocations, 403 frees, pool create/trim/destroy recorded"
 	;;
 contents)
 	# device memory holds what was copied or set there (contents.cu checks
