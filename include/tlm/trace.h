@@ -199,6 +199,9 @@ const struct tlm_trace_header *tlm_reader_header(const struct tlm_reader *r);
  * reader resynchronises on the next chunk) and listed as integrity errors. */
 int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec);
 enum tlm_trace_state tlm_reader_state(const struct tlm_reader *r); /* valid at end */
+/* Valid at end: for a CLEAN trace, how the process ended: "exit", "_exit"
+ * (or "_Exit"), "exec" (its image replaced; PROP "end"); else NULL. */
+const char *tlm_reader_end_how(const struct tlm_reader *r);
 size_t tlm_reader_errors(const struct tlm_reader *r, const struct tlm_integrity_error **errs);
 uint64_t tlm_reader_lost(const struct tlm_reader *r);  /* sum of LOST records so far */
 /* Valid at end: when the file ended inside a chunk (TRUNCATED), returns

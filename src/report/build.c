@@ -40,6 +40,8 @@ static int finish_reader(struct tlm_report *rep, struct tlm_reader *rd)
 	case TLM_TRACE_SIGNAL: rep->exit = TLM_REPORT_SIGNAL; break;
 	default: rep->exit = TLM_REPORT_TRUNCATED; break;
 	}
+	const char *how = tlm_reader_end_how(rd);
+	snprintf(rep->end_how, sizeof rep->end_how, "%s", how ? how : "");
 	const char *t = tlm_reader_truncation(rd, NULL);
 	if (t && !(rep->truncation = strdup(t)))
 		return -1;

@@ -63,6 +63,10 @@ void tlm__exit_note(FILE *f, const struct tlm_report *r)
 	} else if (r->exit == TLM_REPORT_TRUNCATED) {
 		tlm__line(f, "note: the trace is truncated (%s); the report covers what was recorded",
 			  r->truncation ? r->truncation : "no END record");
+	} else if (!strcmp(r->end_how, "exec")) {
+		tlm__line(f, "note: the process replaced itself by exec; its new image has a trace of its own");
+	} else if (r->end_how[0] && strcmp(r->end_how, "exit")) {
+		tlm__line(f, "note: the process left by %s (no exit handlers ran); the trace is complete", r->end_how);
 	}
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "shim/shim.h"
+#include "shim/output.h"
 
 struct tlm__config tlm__cfg;
 
@@ -63,6 +63,7 @@ void tlm__config_load(void)
 		else
 			strcpy(c.output, o);
 	}
+	tlm__output_absolute(c.output, sizeof c.output); /* a later chdir moves nothing */
 	parse_uint("TLM_STACK_DEPTH", 0, TLM_MAX_STACK_DEPTH_CFG, &c.stack_depth, "an integer 0..256, 0 turns stacks off");
 	unsigned ring = c.ring_slots;
 	if (parse_uint("TLM_RING_SIZE", 256, 1u << 24, &ring, "a power of two 256..16777216")) {

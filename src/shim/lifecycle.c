@@ -10,18 +10,19 @@
  * written synchronously by the thread that makes them.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "shim/edges.h"
 #include "shim/ring.h"
 #include "shim/stack.h"
 
 _Atomic int tlm__state;
 static atomic_int config_loaded;
-static _Atomic pid_t trace_pid; /* the process whose trace is open */
 
 static void load_config_once(void)
 {
@@ -37,17 +38,25 @@ void tlm__config_ensure(void)
 	load_config_once();
 }
 
+TLM_TLS bool tlm__starting_here; /* this thread is starting the trace */
+
 bool tlm__start_slow(void)
 {
 	int expect = TLM__UNINIT;
 	if (atomic_compare_exchange_strong(&tlm__state, &expect, TLM__STARTING)) {
+		tlm__starting_here = true;
 		load_config_once();
 		if (tlm__cfg.disabled || tlm__writer_start() != 0) {
 			atomic_store_explicit(&tlm__state, TLM__OFF, memory_order_release);
+			tlm__starting_here = false;
+			if (TLM_UNLIKELY(tlm__term_pending))
+				tlm__exit_term_deferred();
 			return false;
 		}
-		atomic_store(&trace_pid, getpid());
 		atomic_store_explicit(&tlm__state, TLM__RUNNING, memory_order_release);
+		tlm__starting_here = false;
+		if (TLM_UNLIKELY(tlm__term_pending)) /* SIGTERM & co. while the trace opened */
+			tlm__exit_term_deferred();
 		return true;
 	}
 	/* another thread is starting the trace: wait for it (bounded by its I/O) */
@@ -119,6 +128,16 @@ static void atfork_parent(void)
 }
 static void atfork_child(void)
 {
+	if (tlm__fork_mark && *tlm__fork_mark)
+		return; /* reset already, at a CUDA call from an earlier atfork handler */
+	tlm__lifecycle_child_reset();
+}
+
+/* A child starts with only the forking thread and none of the parent's
+ * trace; also run for a child made without atfork handlers (forkguard.c). */
+void tlm__lifecycle_child_reset(void)
+{
+	tlm__forkguard_arm();
 	tlm__stack_atfork_done();
 	tlm__depth = 0;
 	atomic_store(&in_fatal, 0);
@@ -130,6 +149,7 @@ static void atfork_child(void)
 __attribute__((constructor)) static void tlm_init(void)
 {
 	tlm__writer_note_start();
+	tlm__forkguard_init();
 	load_config_once();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	if (tlm__cfg.disabled) {
@@ -137,30 +157,48 @@ __attribute__((constructor)) static void tlm_init(void)
 		atomic_compare_exchange_strong(&tlm__state, &expect, TLM__OFF);
 		return;
 	}
-	if (tlm__cfg.signals)
+	if (tlm__cfg.signals) {
 		install_signals();
+		tlm__exit_paths_init();
+	}
 }
 
 __attribute__((destructor)) static void tlm_fini(void)
 {
+	/* a vfork child that calls exit() shares our memory: hands off (but see
+	 * exit_paths.c: the parent's exit would not run us any more) */
+	if (!tlm__forkguard_mine()) {
+		tlm__exit_vfork_child();
+		return;
+	}
 	if (atomic_load(&tlm__state) != TLM__RUNNING)
 		return;
 	tlm__writer_finish();
-	if (getpid() == atomic_load(&trace_pid))
-		tlm__summary(tlm__writer_path());
+	tlm__summary(tlm__writer_path());
 }
 
 /* ---------------------------------------------------------------- exec */
 
 /* exec replaces the image without running destructors: write what the rings
- * hold first. The new image (LD_PRELOAD is inherited) starts its own trace. */
-static void before_exec(void)
+ * hold first, marked as ended by exec, and keep the writer lock across the
+ * call so that no chunk is cut. When the exec fails the trace goes on as if
+ * nothing happened. The new image (LD_PRELOAD is inherited) starts its own. */
+static bool before_exec(void)
 {
 	/* a vfork child shares our memory but is not us: leave the trace alone */
-	if (getpid() != atomic_load(&trace_pid))
-		return;
-	if (atomic_load(&tlm__state) == TLM__RUNNING)
-		tlm__writer_finish();
+	if (!tlm__forkguard_mine() || atomic_load(&tlm__state) != TLM__RUNNING)
+		return false;
+	tlm__writer_exec_begin();
+	return true;
+}
+
+static int after_exec_failed(bool began, int rc)
+{
+	int e = errno;
+	if (began)
+		tlm__writer_exec_failed();
+	errno = e;
+	return rc;
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -178,8 +216,8 @@ TLM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	static execve_fn f;
 	if (!f)
 		f = (execve_fn)real("execve");
-	before_exec();
-	return f(path, argv, envp);
+	bool began = before_exec();
+	return after_exec_failed(began, f(path, argv, envp));
 }
 
 TLM_EXPORT int execv(const char *path, char *const argv[])
@@ -192,8 +230,8 @@ TLM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	static execvpe_fn f;
 	if (!f)
 		f = (execvpe_fn)real("execvpe");
-	before_exec();
-	return f(file, argv, envp);
+	bool began = before_exec();
+	return after_exec_failed(began, f(file, argv, envp));
 }
 
 TLM_EXPORT int execvp(const char *file, char *const argv[])
@@ -206,8 +244,8 @@ TLM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	static fexecve_fn f;
 	if (!f)
 		f = (fexecve_fn)real("fexecve");
-	before_exec();
-	return f(fd, argv, envp);
+	bool began = before_exec();
+	return after_exec_failed(began, f(fd, argv, envp));
 }
 
 /* execl* build an argv on the stack and take the execv* path above */
@@ -256,7 +294,7 @@ TLM_EXPORT int dlclose(void *handle)
 	if (!f)
 		f = (dlclose_fn)real("dlclose");
 	int s = atomic_load(&tlm__state);
-	if (s == TLM__RUNNING || s == TLM__CLOSED)
+	if ((s == TLM__RUNNING || s == TLM__CLOSED) && tlm__forkguard_mine())
 		tlm__writer_drain_sync();
 	return f(handle);
 }

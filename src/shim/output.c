@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* output.c - trace path expansion and safe creation. */
+/*
+ * output.c - trace path expansion and safe creation.
+ *
+ * A relative TLM_OUTPUT is taken against the directory the process started
+ * in (tlm__output_absolute, at load), so a later chdir moves neither the trace
+ * nor the summary's idea of where it is. An existing character device
+ * (/dev/null) is written into, never replaced by PATH.1.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,6 +78,15 @@ static int create_excl(const char *path)
 
 int tlm__output_create(const char *path, char *final, size_t finallen)
 {
+	struct stat cs;
+	if (stat(path, &cs) == 0 && S_ISCHR(cs.st_mode) && lstat(path, &cs) == 0 && S_ISCHR(cs.st_mode)) {
+		/* TLM_OUTPUT=/dev/null: record into the device, create nothing */
+		int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0) {
+			snprintf(final, finallen, "%s", path);
+			return fd;
+		}
+	}
 	int fd = create_excl(path);
 	if (fd >= 0) {
 		snprintf(final, finallen, "%s", path);
@@ -97,4 +113,25 @@ int tlm__output_create(const char *path, char *final, size_t finallen)
 	}
 	tlm__log("cannot create the trace %s: %s; recording is off", path, strerror(errno));
 	return -1;
+}
+
+void tlm__output_absolute(char *pattern, size_t len)
+{
+	if (pattern[0] == '/' || !pattern[0])
+		return;
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		return; /* no current directory: relative it stays */
+	char out[8192];
+	size_t n = 0;
+	for (const char *c = cwd; *c && n + 3 < sizeof out; c++) {
+		if (*c == '%') /* the directory is literal, not a pattern */
+			out[n++] = '%';
+		out[n++] = *c;
+	}
+	if (n + 1 + strlen(pattern) >= len || n + 1 + strlen(pattern) >= sizeof out)
+		return;
+	out[n++] = '/';
+	strcpy(out + n, pattern);
+	strcpy(pattern, out);
 }

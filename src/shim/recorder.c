@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim/edges.h"
 #include "shim/pystack.h"
 #include "shim/ring.h"
 #include "shim/stack.h"
@@ -68,6 +69,9 @@ static void count_lost(struct tlm__ring *r)
 
 bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 {
+	tlm__forkguard_check(); /* a child made without fork(): reset, as after fork */
+	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__UNINIT) && !tlm__start_slow())
+		return false; /* (that reset stopped the parent's trace; this is the child's first event) */
 	struct tlm__ring *r = tlm__ring_self();
 	if (TLM_UNLIKELY(!r)) {
 		count_lost(NULL);

@@ -111,6 +111,11 @@ struct tlm__ring *tlm__ring_self(void)
 	return r;
 }
 
+struct tlm__ring *tlm__ring_peek(void)
+{
+	return t_ring;
+}
+
 void tlm__ring_forget_self(void)
 {
 	t_ring = NULL;

@@ -129,6 +129,7 @@ extern _Atomic uint64_t tlm__lost_noring TLM_HIDDEN; /* events lost before a rin
  * memory could be had (the event is then counted as lost). */
 struct tlm__ring *tlm__ring_self(void) TLM_HIDDEN;
 void tlm__ring_forget_self(void) TLM_HIDDEN;          /* after fork, in the child */
+struct tlm__ring *tlm__ring_peek(void) TLM_HIDDEN;    /* this thread's ring, or NULL (never creates one) */
 void tlm__ring_reset_all_child(void) TLM_HIDDEN;
 
 #endif

@@ -6,19 +6,18 @@
  * TRACE` with its output on our stderr: the analysis lives in the tool, not in
  * the process being watched. The tool is found through $TLM_TOOL, else next to
  * libtlm.so (build tree ../tools/tlm, install prefix ../bin/tlm or
- * ../../bin/tlm). Without it, one line says where the trace is.
+ * ../../bin/tlm). Without it, one line says where the trace is. The tool runs
+ * as a child the host cannot see (spawn_quiet.c).
  */
 #include <dlfcn.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "shim/shim.h"
+#include "shim/edges.h"
 
 extern char **environ;
 
@@ -51,8 +50,9 @@ static int find_tool(char *out, size_t len)
 
 void tlm__summary(const char *trace)
 {
-	if (!tlm__cfg.summary || !trace)
-		return;
+	struct stat ts;
+	if (!tlm__cfg.summary || !trace || stat(trace, &ts) != 0 || !S_ISREG(ts.st_mode))
+		return; /* TLM_OUTPUT=/dev/null: nothing to report */
 	char tool[PATH_MAX + 32];
 	if (find_tool(tool, sizeof tool) != 0) {
 		tlm__log("trace written to %s (run `tlm report %s` for the report)", trace, trace);
@@ -70,17 +70,11 @@ void tlm__summary(const char *trace)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11))
 			envp[k++] = environ[i];
 	envp[k] = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
 	char *argv[] = {tool, "report", "--summary", (char *)trace, NULL};
-	pid_t pid;
+	int st;
 	fflush(stderr);
-	if (posix_spawn(&pid, tool, &fa, NULL, argv, envp) == 0) {
-		int st;
-		while (waitpid(pid, &st, 0) < 0)
-			;
-	}
-	posix_spawn_file_actions_destroy(&fa);
+	/* a child the host never sees: no SIGCHLD, not reaped by its waitpid(-1) */
+	if (tlm__spawn_quiet(tool, argv, envp, &st) != 0)
+		tlm__log("trace written to %s (run `tlm report %s` for the report)", trace, trace);
 	free(envp);
 }

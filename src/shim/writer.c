@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim/edges.h"
 #include "shim/modules.h"
 #include "shim/output.h"
 #include "shim/stack.h"
@@ -52,6 +53,8 @@ static _Atomic uint64_t start_realtime, start_monotonic;
 
 /* ---------------------------------------------------------------- lock */
 
+static TLM_TLS bool holding; /* this thread holds wlock (a signal handler must not wait for it) */
+
 static void lock(void)
 {
 	unsigned spins = 0;
@@ -59,6 +62,7 @@ static void lock(void)
 		if (++spins > 64)
 			sched_yield();
 	}
+	holding = true;
 }
 
 static bool trylock_for_ms(unsigned ms)
@@ -69,12 +73,16 @@ static bool trylock_for_ms(unsigned ms)
 			return false;
 		sched_yield();
 	}
+	holding = true;
 	return true;
 }
 
 static void unlock(void)
 {
+	holding = false;
 	atomic_store_explicit(&wlock, 0, memory_order_release);
+	if (TLM_UNLIKELY(tlm__term_pending) && !tlm__starting_here) /* a termination signal came while this thread drained */
+		tlm__exit_term_deferred();        /* does not return */
 }
 
 /* ---------------------------------------------------------------- sink */
@@ -82,18 +90,7 @@ static void unlock(void)
 static int sink(void *ctx, const void *buf, size_t len)
 {
 	(void)ctx;
-	const char *p = buf;
-	while (len) {
-		ssize_t w = write(tlm__wf.fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
+	return tlm__fd_write(tlm__wf.fd, buf, len); /* still our file? (fdguard.c) */
 }
 
 static void write_failed(int err)
@@ -101,7 +98,8 @@ static void write_failed(int err)
 	if (tlm__wf.failed)
 		return;
 	tlm__wf.failed = true;
-	tlm__log("writing the trace %s failed: %s; recording stops here and the trace ends truncated", tlm__wf.path,
+	if (!tlm__fd_reported())
+		tlm__log("writing the trace %s failed: %s; recording stops here and the trace ends truncated", tlm__wf.path,
 		 strerror(-err));
 }
 
@@ -208,6 +206,8 @@ int tlm__writer_start(void)
 	int fd = tlm__output_create(path, tlm__wf.path, sizeof tlm__wf.path);
 	if (fd < 0)
 		return -1;
+	fd = tlm__fd_adopt(fd, tlm__wf.path);
+	tlm__manifest_add(tlm__wf.path);
 	static struct tlm_trace_header h;
 	memset(&h, 0, sizeof h);
 	h.version = TLM_TRACE_VERSION;
@@ -305,6 +305,74 @@ void tlm__writer_signal(int signo)
 		tlm__wf_check(tlm_tw_signal(tlm__wf.tw, signo));
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
 	}
+	unlock();
+}
+
+void tlm__writer_end_now(int signo, const char *how)
+{
+	/* the writer may be descheduled holding the lock on a loaded machine:
+	 * wait for it, unless this very thread holds it (a handler that
+	 * interrupted a drain), bounded all the same */
+	if (!tlm__wf.tw)
+		return;
+	if (holding) { /* finish the drain it interrupted first: unlock() ends the trace */
+		if (signo)
+			tlm__term_pending = signo;
+		return;
+	}
+	if (!trylock_for_ms(5000))
+		return;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+		unlock();
+		return;
+	}
+	/* every call that returned before us is below this; a thread still inside
+	 * a call holds the watermark until it returns, which on a loaded machine
+	 * can take a few time slices: wait for it, at most 1 s */
+	uint64_t target = atomic_load(&tlm__seq), until = tlm__now_ns() + 1000000000ull;
+	tlm__wm_drain(true);
+	while (tlm__wf.next_seq < target && tlm__now_ns() < until) {
+		struct timespec t = {0, 200000};
+		nanosleep(&t, NULL);
+		tlm__wm_drain(true);
+	}
+	if (!tlm__wf.failed) {
+		if (signo)
+			tlm__wf_check(tlm_tw_signal(tlm__wf.tw, signo));
+		else {
+			tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", how));
+			tlm__wf_check(tlm_tw_end(tlm__wf.tw, tlm__now_ns()));
+		}
+		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+	}
+	atomic_store_explicit(&tlm__state, TLM__CLOSED, memory_order_release);
+	/* the lock stays held: the process is going */
+}
+
+static bool exec_locked;
+
+void tlm__writer_exec_begin(void)
+{
+	lock();
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING || !tlm__wf.tw) {
+		unlock();
+		return;
+	}
+	tlm__wm_drain(false);
+	if (!tlm__wf.failed) {
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", "exec"));
+		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+	}
+	exec_locked = true;
+}
+
+void tlm__writer_exec_failed(void)
+{
+	if (!exec_locked)
+		return;
+	exec_locked = false;
+	if (!tlm__wf.failed)
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", "")); /* not the end after all */
 	unlock();
 }
 

@@ -91,6 +91,8 @@ static struct wring *wstate(struct tlm__ring *r)
 	return w;
 }
 
+static uint64_t stage_cap; /* the first event a drain could not stage */
+
 static void drain_ring(struct tlm__ring *r, bool no_alloc)
 {
 	struct wring *w = wstate(r);
@@ -133,8 +135,11 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 			continue;
 		}
 		/* an event (and its extension slot for a failed allocation) */
-		if (!stage(w, no_alloc))
+		if (!stage(w, no_alloc)) {
+			if (s->seq < stage_cap) /* staging is full (no allocation): merge nothing from here on */
+				stage_cap = s->seq;
 			break;
+		}
 		struct staged *e = &w->buf[w->n++];
 		e->seq = s->seq;
 		e->ev = (struct tlm_event){
@@ -277,12 +282,13 @@ void tlm__wm_drain(bool no_alloc)
 		if (f < wmark && !stuck(r, f, now))
 			wmark = f;
 	}
+	stage_cap = UINT64_MAX;
 	for (uint32_t i = 0; i < nr; i++) {
 		struct tlm__ring *r = atomic_load_explicit(&tlm__rings[i], memory_order_acquire);
 		if (r)
 			drain_ring(r, no_alloc);
 	}
-	merge(wmark, nr);
+	merge(wmark < stage_cap ? wmark : stage_cap, nr);
 	uint64_t nl = atomic_load_explicit(&tlm__lost_noring, memory_order_relaxed);
 	if (nl > noring_seen && !tlm__wf.failed) {
 		tlm__wf_check(tlm_tw_lost(tlm__wf.tw, UINT32_MAX, nl - noring_seen));

@@ -176,9 +176,16 @@ static void print_state(struct tlm_reader *r, const struct stats *s)
 	uint64_t off;
 	const char *trunc = tlm_reader_truncation(r, &off);
 	switch (tlm_reader_state(r)) {
-	case TLM_TRACE_CLEAN:
-		printf("state:        clean\n");
+	case TLM_TRACE_CLEAN: {
+		const char *how = tlm_reader_end_how(r);
+		if (how && !strcmp(how, "exec"))
+			printf("state:        clean (replaced by exec)\n");
+		else if (how && strcmp(how, "exit"))
+			printf("state:        clean (left by %s)\n", how);
+		else
+			printf("state:        clean\n");
 		break;
+	}
 	case TLM_TRACE_SIGNAL: {
 		const char *abbr = sigabbrev_np(s->signo);
 		if (abbr)
@@ -191,7 +198,8 @@ static void print_state(struct tlm_reader *r, const struct stats *s)
 		if (trunc)
 			put_kv("state:        ", trunc);
 		else
-			printf("state:        truncated (no END record)\n");
+			printf("state:        truncated (no END record: the process ended where tlm could not see it, "
+			       "e.g. SIGKILL or a raw exit_group; the last TLM_DRAIN_MS of events may be missing)\n");
 		break;
 	}
 }

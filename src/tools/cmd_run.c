@@ -3,9 +3,11 @@
  * cmd_run.c - `tlm run [--output PATH] [--no-summary] -- CMD ARGS...`
  *
  * Runs CMD with libtlm.so preloaded, waits for it, prints the end-of-run
- * report of its trace, and exits with CMD's status (128 + N when a signal N
- * ended it, as shells do). Like system(), tlm ignores SIGINT and SIGQUIT
- * while CMD runs, so a Ctrl-C stops the program and still gets its report.
+ * report of its trace and a line for every other trace of the run (children,
+ * exec'd images, ranks), and exits with CMD's status (128 + N when a signal N
+ * ended it, as shells do). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to tlm
+ * are forwarded to CMD (a terminal's Ctrl-C reaches CMD's process group by
+ * itself), and tlm waits for it, so the report is still printed.
  *
  * libtlm.so is looked for in $TLM_LIBRARY, then next to the tlm binary: the
  * build tree (../shim/libtlm.so) and the install prefix (../lib/...).
@@ -22,7 +24,7 @@
 
 #include "cmds.h"
 
-#define RUN_USAGE "usage: tlm run [--output PATH] [--no-summary] -- CMD [ARGS...]\n"
+#define RUN_USAGE "usage: tlm run [-o PATH] [-f] [--no-summary] -- CMD [ARGS...]\n"
 
 static int usage(void)
 {
@@ -34,10 +36,14 @@ static const char run_help[] =
 	RUN_USAGE
 	"\n"
 	"Runs CMD with libtlm.so preloaded, then prints the end-of-run report of its\n"
-	"trace on stderr. The exit status is CMD's (128 + N when signal N ended it).\n"
+	"trace on stderr, and one line for each other trace of the run. SIGINT, SIGTERM,\n"
+	"SIGHUP and SIGQUIT are forwarded to CMD. The exit status is CMD's (128 + N\n"
+	"when signal N ended it).\n"
 	"\n"
 	"options:\n"
-	"  -o, --output PATH    where the trace goes (sets TLM_OUTPUT; %p, %h, %r, %%)\n"
+	"  -o, --output PATH    where the trace goes (sets TLM_OUTPUT; %p, %h, %r, %%);\n"
+	"                       an existing file is never replaced, a symbolic link never followed\n"
+	"  -f, --force          replace an existing regular file at PATH\n"
 	"  --no-summary         do not print the end-of-run report\n"
 	"  -h, --help           show this help\n"
 	"\n"
@@ -83,12 +89,40 @@ int tlm_find_library(char *out, size_t len)
 	return -1;
 }
 
-int tlm_cmd_report(int argc, char **argv);
+void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_summary); /* run_traces.c */
+
+static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFWD (sizeof fwd_sigs / sizeof fwd_sigs[0])
+
+/* -o PATH: never over an existing file unless --force, never through a link */
+static int check_output(const char *output, int force)
+{
+	struct stat st;
+	if (!output || strchr(output, '%') || lstat(output, &st) != 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "tlm run: %s is a symbolic link; refusing to write the trace through it\n", output);
+		return -1;
+	}
+	if (!force) {
+		fprintf(stderr, "tlm run: %s exists; refusing to replace it (use -f/--force to replace it)\n", output);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "tlm run: %s is not a regular file; refusing to replace it\n", output);
+		return -1;
+	}
+	if (unlink(output) != 0) {
+		fprintf(stderr, "tlm run: cannot replace %s: %s\n", output, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 int tlm_cmd_run(int argc, char **argv)
 {
 	const char *output = NULL;
-	int summary = 1, i = 1;
+	int summary = 1, force = 0, i = 1;
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
@@ -99,6 +133,8 @@ int tlm_cmd_run(int argc, char **argv)
 			output = argv[i];
 		} else if (!strncmp(argv[i], "--output=", 9)) {
 			output = argv[i] + 9;
+		} else if (!strcmp(argv[i], "--force") || !strcmp(argv[i], "-f")) {
+			force = 1;
 		} else if (!strcmp(argv[i], "--no-summary")) {
 			summary = 0;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -118,25 +154,41 @@ int tlm_cmd_run(int argc, char **argv)
 		fprintf(stderr, "tlm run: cannot find libtlm.so (set TLM_LIBRARY to its path)\n");
 		return 1;
 	}
-	if (output && !strchr(output, '%')) {
-		/* a fixed name: this run's trace replaces the last one */
-		if (unlink(output) != 0 && errno != ENOENT) {
-			fprintf(stderr, "tlm run: cannot replace %s: %s\n", output, strerror(errno));
-			return 1;
-		}
+	if (output && !*output) {
+		fprintf(stderr, "tlm run: --output needs a path\n");
+		return usage();
 	}
-	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
+	if (check_output(output, force) != 0)
+		return 1;
+	/* every libtlm.so of the run names its trace here (run_traces.c) */
+	const char *tmp = getenv("TMPDIR");
+	char manifest[PATH_MAX];
+	snprintf(manifest, sizeof manifest, "%s/tlm-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int mfd = mkstemp(manifest);
+	if (mfd < 0) {
+		snprintf(manifest, sizeof manifest, "/tmp/tlm-run-XXXXXX");
+		mfd = mkstemp(manifest);
+	}
+	if (mfd >= 0)
+		close(mfd);
+	/* the signals to forward and SIGCHLD are taken synchronously
+	 * (sigwaitinfo), never by a handler */
+	sigset_t block, oldmask;
+	sigemptyset(&block);
+	for (size_t k = 0; k < NFWD; k++)
+		sigaddset(&block, fwd_sigs[k]);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &oldmask);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "tlm run: fork: %s\n", strerror(errno));
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		if (mfd >= 0)
+			unlink(manifest);
 		return 1;
 	}
 	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		const char *prev = getenv("LD_PRELOAD");
 		size_t l = strlen(lib) + (prev ? strlen(prev) + 2 : 1);
 		char *pre = malloc(l);
@@ -147,69 +199,35 @@ int tlm_cmd_run(int argc, char **argv)
 		setenv("LD_PRELOAD", pre, 1);
 		if (output)
 			setenv("TLM_OUTPUT", output, 1);
+		if (mfd >= 0)
+			setenv("TLM_RUN_MANIFEST", manifest, 1);
 		setenv("TLM_SUMMARY", "0", 1); /* tlm run prints it */
 		execvp(argv[i], argv + i);
 		fprintf(stderr, "tlm run: cannot run %s: %s\n", argv[i], strerror(errno));
 		_exit(127);
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
+	int st = 1 << 8;
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
 			fprintf(stderr, "tlm run: waitpid: %s\n", strerror(errno));
-			return 1;
+			st = 1 << 8;
+			break;
 		}
+		siginfo_t si;
+		int sig = sigwaitinfo(&block, &si);
+		/* what a process sent us (a scheduler's SIGTERM) goes to the program;
+		 * a terminal's Ctrl-C reached the program's process group by itself */
+		if (sig > 0 && sig != SIGCHLD && si.si_code <= 0)
+			kill(pid, sig);
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-		return code; /* could not run it: nothing was recorded */
-
-	/* the direct child's trace: TLM_OUTPUT (or its default) with its pid */
-	char pat[PATH_MAX], path[PATH_MAX + 32];
-	snprintf(pat, sizeof pat, "%s", output ? output : "tlm-%p.trace");
-	size_t o = 0;
-	for (const char *p = pat; *p && o < sizeof path - 24; p++) {
-		if (p[0] == '%' && p[1] == 'p') {
-			o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)pid);
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			path[o++] = '%';
-			p++;
-		} else if (p[0] == '%' && (p[1] == 'h' || p[1] == 'r')) {
-			char v[256] = "0";
-			if (p[1] == 'h' && gethostname(v, sizeof v) != 0)
-				strcpy(v, "unknown");
-			if (p[1] == 'r') {
-				const char *r = getenv("RANK");
-				if (!r || !*r)
-					r = getenv("LOCAL_RANK");
-				snprintf(v, sizeof v, "%s", r && *r ? r : "0");
-			}
-			o += (size_t)snprintf(path + o, sizeof path - o, "%s", v);
-			p++;
-		} else {
-			path[o++] = *p;
-		}
-	}
-	path[o] = 0;
-	if (!is_file(path)) {
-		fprintf(stderr, "tlm run: %s left no trace at %s (it made no CUDA memory calls, or recording was off)\n",
-			argv[i], path);
-		return code;
-	}
-	if (summary) {
-		/* the end-of-run report goes to stderr, like the program's own diagnostics */
-		char *rargv[] = {"report", "--summary", path, NULL};
-		fflush(stdout);
-		int saved = dup(STDOUT_FILENO);
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		(void)tlm_cmd_report(3, rargv);
-		fflush(stdout);
-		if (saved >= 0) {
-			dup2(saved, STDOUT_FILENO);
-			close(saved);
-		}
-	}
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 127)) /* 127: could not run it, nothing recorded */
+		tlm_run_report(manifest, argv[i], (int)pid, summary);
+	if (mfd >= 0)
+		unlink(manifest);
 	return code;
 }

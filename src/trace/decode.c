@@ -368,6 +368,8 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 			return bad(why, "property key holds a NUL byte");
 		GET_BYTES(q->value, 0, TLM_MAX_STRING, "property value longer than 4095 bytes");
 		q->len = (uint32_t)v;
+		if (!strcmp(q->key, "end")) /* the last one counts; longer values are not ours */
+			memcpy(r->end_how, q->len < sizeof r->end_how ? q->value : "", q->len < sizeof r->end_how ? q->len + 1 : 1);
 		break;
 	}
 	case TLM_REC_PYSTACK: {

@@ -57,6 +57,7 @@ struct tlm_reader {
 	size_t nerr, errcap;
 	uint64_t nerr_dropped;
 	int saw_end, saw_signal;
+	char end_how[16];       /* PROP "end": how the process ended ("_exit", "exec"; "" = exit) */
 	int truncated;
 	uint64_t trunc_off;
 	char trunc_msg[160];

@@ -492,9 +492,16 @@ enum tlm_trace_state tlm_reader_state(const struct tlm_reader *r)
 {
 	if (r->truncated)
 		return TLM_TRACE_TRUNCATED;
-	if (r->saw_end)
+	if (r->saw_end || !strcmp(r->end_how, "exec")) /* exec: the image was replaced, no END */
 		return TLM_TRACE_CLEAN;
 	return r->saw_signal ? TLM_TRACE_SIGNAL : TLM_TRACE_TRUNCATED;
+}
+
+const char *tlm_reader_end_how(const struct tlm_reader *r)
+{
+	if (tlm_reader_state(r) != TLM_TRACE_CLEAN)
+		return NULL;
+	return r->end_how[0] ? r->end_how : "exit";
 }
 
 size_t tlm_reader_errors(const struct tlm_reader *r, const struct tlm_integrity_error **errs)

@@ -93,8 +93,15 @@ static void read_all(const uint8_t *data, size_t size)
 		FUZZ_CHECK(st == TLM_TRACE_TRUNCATED);
 		FUZZ_CHECK(toff < size);
 		fuzz_check_line(trunc, 160);
-	} else if (st == TLM_TRACE_CLEAN) {
-		FUZZ_CHECK(saw_end);
+	}
+	/* how it ended: said exactly for a clean trace, one short printable word */
+	const char *how = tlm_reader_end_how(r);
+	FUZZ_CHECK((how != NULL) == (st == TLM_TRACE_CLEAN));
+	if (how) {
+		FUZZ_CHECK(strlen(how) < 16);
+		fuzz_check_line(how, 16);
+		/* CLEAN: an END record, or a last PROP end=exec (the image replaced) */
+		FUZZ_CHECK(saw_end || !strcmp(how, "exec"));
 	}
 	const struct tlm_integrity_error *errs = NULL;
 	size_t ne = tlm_reader_errors(r, &errs);

@@ -58,6 +58,13 @@ for z in 0 1; do
 	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/double/libcupti.so.13 TLM_SIM_CUPTI_HOLDER=nsys run cupti-held "$z" cupti
 	# and attached, seeing calls that bypassed the hooks: CUPTI-only events
 	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/double/libcupti.so.13 TLM_TEST_CUPTI_SEES=1 run cupti-bypass "$z" cupti
+	# the edges of a process: PROP end (_exit, exec, a failed exec), SIGNAL
+	# for SIGTERM, a raw-fork child's own trace
+	run fast-exit "$z" fast-exit _exit 5
+	run exec "$z" exec
+	run exec-fail "$z" exec-fail
+	run term "$z" term 15 3
+	run rawfork "$z" rawfork
 done
 # a few hand-made edge cases
 printf 'TLMTRACE' >"$out/magic-only"

@@ -10,6 +10,7 @@
 
 struct hw_progress {
 	uint32_t nthreads;
+	_Atomic uint64_t calls_at_exit; /* busyexit: the sum when a thread called _exit */
 	struct hw_progress_thread {
 		_Atomic uint64_t calls;   /* CUDA calls returned (each is one event) */
 		_Atomic uint64_t last_ns; /* CLOCK_MONOTONIC when the last one returned */

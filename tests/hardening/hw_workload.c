@@ -77,6 +77,7 @@ static atomic_ullong total_events;
 /* ---- busy: random alloc/free until killed ---------------------------- */
 
 static struct hw_progress *prog;
+static uint64_t exit_at_ns; /* busyexit: thread 0 calls _exit(5) then */
 
 static void *busy_thread(void *arg)
 {
@@ -93,8 +94,17 @@ static void *busy_thread(void *arg)
 		} else if (cudaMalloc(&live[k], ((size_t)xorshift(&seed) % 64 + 1) * 256) != 0) {
 			die("busy alloc");
 		}
-		atomic_store_explicit(&me->last_ns, now_ns(), memory_order_relaxed);
+		uint64_t t = now_ns();
+		atomic_store_explicit(&me->last_ns, t, memory_order_relaxed);
 		atomic_fetch_add_explicit(&me->calls, 1, memory_order_release);
+		if (exit_at_ns && id == 0 && t >= exit_at_ns) {
+			/* every call counted here returned before the _exit */
+			uint64_t sum = 0;
+			for (unsigned i = 0; i < prog->nthreads; i++)
+				sum += atomic_load(&prog->t[i].calls);
+			atomic_store(&prog->calls_at_exit, sum);
+			_exit(5);
+		}
 	}
 	return NULL;
 }
@@ -286,6 +296,10 @@ int main(int argc, char **argv)
 	unsigned b = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 20;
 	if (!strcmp(argv[1], "busy"))
 		return busy(a);
+	if (!strcmp(argv[1], "busyexit")) { /* busyexit THREADS MS: a thread leaves by _exit after MS */
+		exit_at_ns = now_ns() + (uint64_t)b * 1000000ull;
+		return busy(a);
+	}
 	if (!strcmp(argv[1], "forkstorm")) {
 		pause_us = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0;
 		vary = argc > 5 && !strcmp(argv[5], "vary");

@@ -245,6 +245,8 @@ int e2e_load(struct trace *t, const char *path)
 		}
 	}
 	t->state = (int)tlm_reader_state(rd);
+	const char *how = tlm_reader_end_how(rd);
+	snprintf(t->end_how, sizeof t->end_how, "%s", how ? how : "");
 	const struct tlm_integrity_error *errs;
 	t->nerrors = tlm_reader_errors(rd, &errs);
 	for (size_t i = 0; i < t->nerrors; i++)

@@ -48,6 +48,7 @@ struct trace {
 	size_t events_after_end;
 	char cupti[16], cupti_detail[512]; /* PROP records "cupti", "cupti.detail" ("" when none) */
 	size_t nprops;
+	char end_how[16];        /* tlm_reader_end_how ("" unless clean) */
 };
 
 /* Runs `workload ARGS...` with extra "NAME=value" environment entries (NULL

@@ -205,6 +205,8 @@ static int plugin(void)
 	return 0;
 }
 
+int wl_edges(int argc, char **argv); /* workload_edges.c */
+
 int wl_lifecycle(int argc, char **argv)
 {
 	if (!strcmp(argv[1], "early"))
@@ -228,6 +230,5 @@ int wl_lifecycle(int argc, char **argv)
 		return burst(arg_ul(argc, argv, 2, 10000));
 	if (!strcmp(s, "late"))
 		return late();
-	fprintf(stderr, "workload: unknown scenario %s\n", s);
-	return 64;
+	return wl_edges(argc, argv);
 }
