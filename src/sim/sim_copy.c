@@ -38,8 +38,8 @@ static CUresult copy_locked(uint64_t dst, uint64_t src, uint64_t n)
 
 /* Rows of `width` bytes, `rows` of them at dst/src + i*pitch (2D and 3D
  * copies flatten to this); all are checked before any is copied. */
-static CUresult copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch,
-			  uint64_t width, uint64_t rows)
+CUresult sim_copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch, uint64_t width,
+		       uint64_t rows)
 {
 	CUresult r = sim_check_init();
 	if (r)
@@ -48,6 +48,8 @@ static CUresult copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t 
 		return CUDA_SUCCESS;
 	if (!dst || !src)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_capture_copy(dst, dpitch, src, spitch, width, rows, &r))
+		return r; /* recorded into a graph: runs at its launches */
 	pthread_mutex_lock(&sim_lock);
 	for (uint64_t y = 0; y < rows && !r; y++)
 		if (!(r = sim_backing_check(dst + y * dpitch, width)))
@@ -61,7 +63,7 @@ static CUresult copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t 
 /* One contiguous copy between two addresses of either kind. */
 static CUresult copy_bytes(uint64_t dst, uint64_t src, size_t n)
 {
-	return copy_rows(dst, 0, src, 0, n, 1);
+	return sim_copy_rows(dst, 0, src, 0, n, 1);
 }
 
 /* Fill bytes [p, p+n) with elements of `elem` bytes; spans split only at
@@ -89,8 +91,8 @@ static CUresult fill(uint64_t p, uint64_t n, unsigned value, unsigned elem)
 	return CUDA_SUCCESS;
 }
 
-static CUresult set_bytes(uint64_t dst, size_t pitch, size_t width, size_t height, unsigned value,
-			  unsigned elem)
+CUresult sim_set_rows(uint64_t dst, size_t pitch, size_t width, size_t height, unsigned value,
+		      unsigned elem)
 {
 	CUresult r = sim_check_init();
 	if (r)
@@ -103,6 +105,8 @@ static CUresult set_bytes(uint64_t dst, size_t pitch, size_t width, size_t heigh
 	if (height > 1 && (pitch < row || (elem > 1 && pitch % elem) ||
 			   (uint64_t)(height - 1) > (UINT64_MAX - dst - row) / pitch))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_capture_set(dst, pitch, width, height, value, elem, &r))
+		return r;
 	pthread_mutex_lock(&sim_lock);
 	for (size_t y = 0; y < height && !r; y++)
 		r = sim_backing_check(dst + y * pitch, row);
@@ -112,10 +116,21 @@ static CUresult set_bytes(uint64_t dst, size_t pitch, size_t width, size_t heigh
 	return r;
 }
 
+/* Checks the stream and, while it is being captured, makes the call's copies
+ * and sets be recorded (sim_graph.c); done() ends that. */
 static CUresult on_stream(CUstream s)
 {
 	int dev;
-	return sim_stream_device(s, &dev);
+	CUresult r = sim_stream_device(s, &dev);
+	if (!r)
+		sim_capture_begin_call(s);
+	return r;
+}
+
+static CUresult done(CUresult r)
+{
+	sim_capture_end_call();
+	return r;
 }
 
 /* ---- linear copies; the _ptds/_ptsz flavours are the same here ---- */
@@ -137,7 +152,7 @@ PT(cuMemcpy, _ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n));
 CUresult sim_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : copy_bytes(dst, src, n);
+	return r ? r : done(copy_bytes(dst, src, n));
 }
 SIM_EXPORT(cuMemcpyAsync);
 PT(cuMemcpyAsync, _ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st));
@@ -166,7 +181,7 @@ PT(cuMemcpyDtoD_v2, _ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n));
 CUresult sim_cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : copy_bytes(dst, (uint64_t)(uintptr_t)src, n);
+	return r ? r : done(copy_bytes(dst, (uint64_t)(uintptr_t)src, n));
 }
 SIM_EXPORT(cuMemcpyHtoDAsync_v2);
 PT(cuMemcpyHtoDAsync_v2, _ptsz, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st));
@@ -174,7 +189,7 @@ PT(cuMemcpyHtoDAsync_v2, _ptsz, (CUdeviceptr d, const void *s, size_t n, CUstrea
 CUresult sim_cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : copy_bytes((uint64_t)(uintptr_t)dst, src, n);
+	return r ? r : done(copy_bytes((uint64_t)(uintptr_t)dst, src, n));
 }
 SIM_EXPORT(cuMemcpyDtoHAsync_v2);
 PT(cuMemcpyDtoHAsync_v2, _ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st));
@@ -182,7 +197,7 @@ PT(cuMemcpyDtoHAsync_v2, _ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st),
 CUresult sim_cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : copy_bytes(dst, src, n);
+	return r ? r : done(copy_bytes(dst, src, n));
 }
 SIM_EXPORT(cuMemcpyDtoDAsync_v2);
 PT(cuMemcpyDtoDAsync_v2, _ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st));
@@ -201,7 +216,7 @@ CUresult sim_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, C
 			       CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : sim_cuMemcpyPeer(dst, dc, src, sc, n);
+	return r ? r : done(sim_cuMemcpyPeer(dst, dc, src, sc, n));
 }
 SIM_EXPORT(cuMemcpyPeerAsync);
 PT(cuMemcpyPeerAsync, _ptsz,
@@ -265,9 +280,9 @@ static CUresult copy_3d(uint64_t dst, size_t dpitch, size_t dheight, uint64_t sr
 			size_t sheight, size_t width, size_t height, size_t depth)
 {
 	if (dheight == 0 && sheight == 0) /* 2D */
-		return copy_rows(dst, dpitch, src, spitch, width, height);
+		return sim_copy_rows(dst, dpitch, src, spitch, width, height);
 	for (size_t z = 0; z < depth; z++) {
-		CUresult r = copy_rows(dst + z * dheight * dpitch, dpitch, src + z * sheight * spitch,
+		CUresult r = sim_copy_rows(dst + z * dheight * dpitch, dpitch, src + z * sheight * spitch,
 				       spitch, width, height);
 		if (r)
 			return r;
@@ -304,7 +319,7 @@ PT(cuMemcpy2DUnaligned_v2, _ptds, (const struct memcpy2d *p), (p));
 CUresult sim_cuMemcpy2DAsync_v2(const struct memcpy2d *p, CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : sim_cuMemcpy2D_v2(p);
+	return r ? r : done(sim_cuMemcpy2D_v2(p));
 }
 SIM_EXPORT(cuMemcpy2DAsync_v2);
 PT(cuMemcpy2DAsync_v2, _ptsz, (const struct memcpy2d *p, CUstream s), (p, s));
@@ -331,7 +346,7 @@ PT(cuMemcpy3D_v2, _ptds, (const struct memcpy3d *p), (p));
 CUresult sim_cuMemcpy3DAsync_v2(const struct memcpy3d *p, CUstream s)
 {
 	CUresult r = on_stream(s);
-	return r ? r : sim_cuMemcpy3D_v2(p);
+	return r ? r : done(sim_cuMemcpy3D_v2(p));
 }
 SIM_EXPORT(cuMemcpy3DAsync_v2);
 PT(cuMemcpy3DAsync_v2, _ptsz, (const struct memcpy3d *p, CUstream s), (p, s));
@@ -341,20 +356,20 @@ PT(cuMemcpy3DAsync_v2, _ptsz, (const struct memcpy3d *p, CUstream s), (p, s));
 #define SETS(bits, T, elem)                                                                        \
 	CUresult sim_cuMemsetD##bits##_v2(CUdeviceptr d, T v, size_t n)                            \
 	{                                                                                          \
-		return set_bytes(d, 0, n, 1, v, elem);                                             \
+		return sim_set_rows(d, 0, n, 1, v, elem);                                             \
 	}                                                                                          \
 	SIM_EXPORT(cuMemsetD##bits##_v2);                                                          \
 	PT(cuMemsetD##bits##_v2, _ptds, (CUdeviceptr d, T v, size_t n), (d, v, n));                \
 	CUresult sim_cuMemsetD##bits##Async(CUdeviceptr d, T v, size_t n, CUstream s)              \
 	{                                                                                          \
 		CUresult r = on_stream(s);                                                         \
-		return r ? r : set_bytes(d, 0, n, 1, v, elem);                                     \
+		return r ? r : done(sim_set_rows(d, 0, n, 1, v, elem));                               \
 	}                                                                                          \
 	SIM_EXPORT(cuMemsetD##bits##Async);                                                        \
 	PT(cuMemsetD##bits##Async, _ptsz, (CUdeviceptr d, T v, size_t n, CUstream s), (d, v, n, s)); \
 	CUresult sim_cuMemsetD2D##bits##_v2(CUdeviceptr d, size_t pitch, T v, size_t w, size_t h)  \
 	{                                                                                          \
-		return set_bytes(d, pitch, w, h, v, elem);                                         \
+		return sim_set_rows(d, pitch, w, h, v, elem);                                         \
 	}                                                                                          \
 	SIM_EXPORT(cuMemsetD2D##bits##_v2);                                                        \
 	PT(cuMemsetD2D##bits##_v2, _ptds, (CUdeviceptr d, size_t p, T v, size_t w, size_t h),      \
@@ -363,7 +378,7 @@ PT(cuMemcpy3DAsync_v2, _ptsz, (const struct memcpy3d *p, CUstream s), (p, s));
 					      CUstream s)                                          \
 	{                                                                                          \
 		CUresult r = on_stream(s);                                                         \
-		return r ? r : set_bytes(d, pitch, w, h, v, elem);                                 \
+		return r ? r : done(sim_set_rows(d, pitch, w, h, v, elem));                           \
 	}                                                                                          \
 	SIM_EXPORT(cuMemsetD2D##bits##Async);                                                      \
 	PT(cuMemsetD2D##bits##Async, _ptsz,                                                        \

@@ -224,6 +224,30 @@ void sim_backing_zero(uint8_t *p, uint64_t n);
 /* sim_vmm.c: the same for a VMM reservation address. */
 CUresult sim_vmm_span(uint64_t p, uint8_t **host, uint64_t *avail);
 
+/* ---- sim_graph.c: stream capture and graphs ---- */
+#define SIM_ERROR_ILLEGAL_STATE ((CUresult)401)
+#define SIM_ERROR_STREAM_CAPTURE_UNSUPPORTED ((CUresult)900)
+struct sim_graph;
+/* Around one async call on stream s: while the stream is being captured,
+ * the copies, sets and host functions of that call are recorded (the
+ * sim_capture_* calls return true) instead of run. Takes sim_lock. */
+struct sim_graph *sim_capture_begin_call(CUstream s);
+void sim_capture_end_call(void);
+bool sim_capture_copy(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch, uint64_t width,
+		      uint64_t rows, CUresult *r);
+bool sim_capture_set(uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height, unsigned value,
+		     unsigned elem, CUresult *r);
+bool sim_capture_host(void (*fn)(void *), void *user, CUresult *r);
+/* The graph capturing s, or NULL. Takes sim_lock. */
+void *sim_stream_capturing(CUstream s);
+/* s was destroyed: its capture, if any, ends. Takes sim_lock. */
+void sim_capture_stream_gone(CUstream s);
+/* sim_copy.c: rows of a copy or set (2D/3D flatten to these), run now. */
+CUresult sim_copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch, uint64_t width,
+		       uint64_t rows);
+CUresult sim_set_rows(uint64_t dst, size_t pitch, size_t width, size_t height, unsigned value,
+		      unsigned elem);
+
 /* ---- sim_pool.c ---- */
 void sim_pools_init_device(int dev); /* creates the default pool; at cuInit */
 /* A pool allocation came back (cuMemFree/cuMemFreeAsync). Holds sim_lock. */

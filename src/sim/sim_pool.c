@@ -174,6 +174,8 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
 		return r;
 	if (!dptr || bytesize == 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_stream_capturing(s))
+		return SIM_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graph memory nodes: not modelled */
 	pthread_mutex_lock(&sim_lock);
 	if (!pool)
 		pool = sim_dev[cur].current_pool; /* the current device's */
@@ -230,6 +232,8 @@ static CUresult free_async(CUdeviceptr dptr, CUstream s, bool ptsz)
 	r = sim_stream_device(s, &dev);
 	if (r)
 		return r;
+	if (sim_stream_capturing(s))
+		return SIM_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return sim_free_async(dptr);
 }
 

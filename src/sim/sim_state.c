@@ -494,6 +494,7 @@ CUresult sim_cuStreamDestroy_v2(CUstream hStream)
 	pthread_mutex_unlock(&sim_lock);
 	if (!found)
 		return CUDA_ERROR_INVALID_HANDLE;
+	sim_capture_stream_gone(hStream);
 	free(hStream);
 	return CUDA_SUCCESS;
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // general.cu - a program unlike allocs.cu: templates and several kernels (sm_90), managed
 // memory written and read from host code, streams and events, a pool shared by four
-// threads (cudaMallocFromPoolAsync + cudaMallocAsync, contents read back). 402 device
-// allocations, 403 cudaFree/FreeAsync (one frees managed memory), one pool create/trim/destroy.
-// templates, several kernels, managed memory used from host, streams+events, mallocAsync with pools across threads, graph capture
+// threads (cudaMallocFromPoolAsync + cudaMallocAsync, contents read back), a captured
+// graph (memset, copy, host function) launched twice. 403 device allocations, 404
+// cudaFree/FreeAsync (one frees managed memory), one pool create/trim/destroy.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <thread>
 #include <vector>
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("FAIL %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
@@ -54,14 +55,31 @@ int main() {
     CK(cudaStreamSynchronize(st)); CK(cudaStreamDestroy(st)); });
   for (auto &t : ts) t.join();
   CK(cudaMemPoolTrimTo(pool, 0));
-  if (getenv("GEN_GRAPH")) {
+  // graph capture: the captured memset, copy and host function run at each launch
+  {
     cudaGraph_t g; cudaGraphExec_t ge;
+    static int calls;
+    unsigned char *gb; CK(cudaMalloc(&gb, 8192));
+    unsigned char hin[4096], hout[4096];
+    for (int i = 0; i < 4096; i++) hin[i] = (unsigned char)(i * 5);
     CK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeGlobal));
     axpy<float><<<4, 256, 0, s[0]>>>(1.f, m, m, 1024);
+    CK(cudaMemsetAsync(gb, 9, 4096, s[0]));
+    CK(cudaMemcpyAsync(gb + 4096, hin, 4096, cudaMemcpyHostToDevice, s[0]));
+    CK(cudaLaunchHostFunc(s[0], [](void *) { calls++; }, nullptr));
     CK(cudaStreamEndCapture(s[0], &g));
+    CK(cudaMemcpy(hout, gb, 16, cudaMemcpyDeviceToHost));
+    if (hout[0] != 0 || calls != 0) { printf("FAIL capture ran its work\n"); exit(1); }
     CK(cudaGraphInstantiate(&ge, g, 0));
-    CK(cudaGraphLaunch(ge, s[0])); CK(cudaStreamSynchronize(s[0]));
+    for (int k = 1; k <= 2; k++) {
+      hin[0] = (unsigned char)(100 + k);
+      CK(cudaGraphLaunch(ge, s[0])); CK(cudaStreamSynchronize(s[0]));
+      CK(cudaMemcpy(hout, gb + 4096, 4096, cudaMemcpyDeviceToHost));
+      unsigned char nine; CK(cudaMemcpy(&nine, gb + 4095, 1, cudaMemcpyDeviceToHost));
+      if (calls != k || nine != 9 || memcmp(hout, hin, 4096)) { printf("FAIL graph launch %d\n", k); exit(1); }
+    }
     CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
+    CK(cudaFree(gb));
   }
   CK(cudaMemPoolDestroy(pool));
   CK(cudaFree(f4)); CK(cudaFree(d)); CK(cudaFree(m));

@@ -8,7 +8,7 @@
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
 #   contents        contents.cu (static and shared): copies, sets, 2D, async, peer, symbols read back byte-exact
-#   general         general.cu (static and shared): templates, managed from host, streams, events, a pool across 4 threads
+#   general         general.cu (static and shared): templates, managed from host, streams, events, a pool across 4 threads, a captured graph
 #   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
@@ -102,10 +102,10 @@ general)
 			timeout 120 "$work/general-$v" >"$work/out" 2>"$work/err" || {
 			echo "FAIL $t ($v): exit $?"; cat "$work/out" "$work/err"; exit 1; }
 		"$TLM_TEST_DUMP" "$work/trace-$v" | awk '$1 == "E" { c[$2 " " $3]++ } END { printf "%d %d %d %d %d\n", c["1 0"], c["2 0"], c["3 6"], c["4 6"], c["5 6"] }' >"$work/counts"
-		[ "$(cat "$work/counts")" = "402 403 1 1 1" ] || { echo "FAIL $t ($v): counts $(cat "$work/counts"), want 402 403 1 1 1"; exit 1; }
+		[ "$(cat "$work/counts")" = "403 404 1 1 1" ] || { echo "FAIL $t ($v): counts $(cat "$work/counts"), want 403 404 1 1 1"; exit 1; }
 		rm -f "$work/trace-$v"
 	done
-	echo "PASS $t: static and shared: 402 allocations, 403 frees, pool create/trim/destroy recorded"
+	echo "PASS $t: static and shared: 403 allocations, 404 frees, pool create/trim/destroy recorded; graph replays checked"
 	;;
 contents)
 	# device memory holds what was copied or set there (contents.cu checks

@@ -3,7 +3,8 @@
  * last copied or set there, zeros where nothing was written since the
  * allocation; every copy and set is bounds-checked against live allocations
  * and mappings and fails with CUDA_ERROR_INVALID_VALUE, writing nothing, when
- * it leaves them. TLM_SIM_MEMORY=64M, TLM_SIM_DEVICES=2. */
+ * it leaves them; a stream capture records copies, sets and host functions
+ * that each graph launch replays (src/sim/sim_graph.c). TLM_SIM_MEMORY=64M, TLM_SIM_DEVICES=2. */
 #include <string.h>
 
 #include "sim_test.h"
@@ -21,6 +22,7 @@ CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n);
 CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n);
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n);
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s);
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s);
 CUresult cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h);
 CUresult cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h);
 
@@ -56,6 +58,15 @@ struct memcpy3d { /* CUDA_MEMCPY3D */
 };
 CUresult cuMemcpy2D_v2(const struct memcpy2d *p);
 CUresult cuMemcpy3D_v2(const struct memcpy3d *p);
+
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode);
+CUresult cuStreamEndCapture(CUstream s, void **graph);
+CUresult cuStreamIsCapturing(CUstream s, int *status);
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags);
+CUresult cuGraphLaunch(void *exec, CUstream s);
+CUresult cuGraphExecDestroy(void *exec);
+CUresult cuGraphDestroy(void *graph);
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *user);
 
 #define INVAL(call) assert_int_equal((call), CUDA_ERROR_INVALID_VALUE)
 
@@ -334,6 +345,64 @@ static void test_managed_and_host(void **state)
 	CU_OK(cuMemFree_v2(m));
 }
 
+static void count(void *p)
+{
+	++*(int *)p;
+}
+
+/* A capture records copies, sets and host functions; each launch replays them. */
+static void test_capture(void **state)
+{
+	(void)state;
+	CUstream s;
+	CUdeviceptr a, b;
+	void *g, *e;
+	int calls = 0, st = -1;
+	uint8_t host[256], out[256];
+	fill_pat(host, sizeof host);
+	CU_OK(cuStreamCreate(&s, 0));
+	CU_OK(cuMemAlloc_v2(&a, 4096));
+	CU_OK(cuMemAlloc_v2(&b, 4096));
+	assert_int_equal(cuStreamBeginCapture_v2(NULL, 0), 900); /* the legacy stream */
+	CU_OK(cuStreamBeginCapture_v2(s, 0));
+	assert_int_equal(cuStreamBeginCapture_v2(s, 0), 401); /* already capturing */
+	CU_OK(cuStreamIsCapturing(s, &st));
+	assert_int_equal(st, 1);
+	CU_OK(cuMemsetD8Async(b, 0x33, 16, s));
+	CU_OK(cuMemcpyHtoDAsync_v2(a, host, 256, s));   /* host bytes read at each launch */
+	CU_OK(cuMemcpyDtoDAsync_v2(b + 16, a, 256, s)); /* after the copy above */
+	CU_OK(cuLaunchHostFunc(s, count, &calls));
+	CUdeviceptr x;
+	assert_int_equal(cuMemAllocAsync(&x, 4096, s), 900); /* graph memory: not modelled */
+	CU_OK(cuStreamEndCapture(s, &g));
+	assert_int_equal(cuStreamEndCapture(s, &g), 401);
+	CU_OK(cuStreamIsCapturing(s, &st));
+	assert_int_equal(st, 0);
+	assert_int_equal(calls, 0);
+	CU_OK(cuMemcpyDtoH_v2(out, b, 16));
+	assert_all(out, 16, 0); /* nothing ran yet */
+	CU_OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	CU_OK(cuGraphDestroy(g)); /* the exec keeps its own copy */
+	CU_OK(cuGraphLaunch(e, s));
+	assert_int_equal(calls, 1);
+	CU_OK(cuMemcpyDtoH_v2(out, b, 16));
+	assert_all(out, 16, 0x33);
+	CU_OK(cuMemcpyDtoH_v2(out, b + 16, 256));
+	assert_memory_equal(out, host, 256);
+	memset(host, 0x5c, sizeof host);
+	CU_OK(cuGraphLaunch(e, s));
+	assert_int_equal(calls, 2);
+	CU_OK(cuMemcpyDtoH_v2(out, b + 16, 256));
+	assert_all(out, 256, 0x5c);
+	CU_OK(cuGraphExecDestroy(e));
+	INVAL(cuGraphExecDestroy(e));
+	INVAL(cuGraphLaunch(e, s));
+	INVAL(cuGraphDestroy(g));
+	CU_OK(cuStreamSynchronize(s));
+	CU_OK(cuMemFree_v2(a));
+	CU_OK(cuMemFree_v2(b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +414,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_vmm, sim_test_no_leak),
 		cmocka_unit_test_teardown(test_pool, sim_test_no_leak),
 		cmocka_unit_test_teardown(test_managed_and_host, sim_test_no_leak),
+		cmocka_unit_test_teardown(test_capture, sim_test_no_leak),
 	};
 	return cmocka_run_group_tests(tests, sim_test_setup_dev0, NULL);
 }
