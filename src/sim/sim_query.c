@@ -160,23 +160,6 @@ CUresult sim_cuCtxResetPersistingL2Cache(void)
 }
 SIM_EXPORT(cuCtxResetPersistingL2Cache);
 
-/* No peer access between simulated devices (cuDeviceCanAccessPeer says 0). */
-CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
-{
-	(void)peer, (void)flags;
-	CUresult r = need_ctx();
-	return r ? r : 217; /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
-}
-SIM_EXPORT(cuCtxEnablePeerAccess);
-
-CUresult sim_cuCtxDisablePeerAccess(CUcontext peer)
-{
-	(void)peer;
-	CUresult r = need_ctx();
-	return r ? r : 705; /* CUDA_ERROR_PEER_ACCESS_NOT_ENABLED */
-}
-SIM_EXPORT(cuCtxDisablePeerAccess);
-
 CUresult sim_cuProfilerStart(void)
 {
 	return CUDA_SUCCESS;

@@ -8,7 +8,9 @@
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
 #   contents        contents.cu (static and shared): copies, sets, 2D, async, peer, symbols read back byte-exact
-#   general         general.cu (static and shared): templates, managed from host, streams, events, a pool across 4 threads, a captured graph
+#   general         general.cu and general2.cu (static and shared): templates, managed from host, streams,
+#                   events, a pool across 4 threads, a captured graph; two devices from threads, 3D,
+#                   symbols, clusters, peer access, cudaDeviceReset
 #   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
@@ -94,18 +96,22 @@ allocs-shared)
 	record "$work/allocs"
 	;;
 general)
-	# general.cu under both cudarts, sim dir alone first: exit 0, every call counted
-	for v in static shared; do
-		a=; [ $v = shared ] && a="-cudart shared"
-		build "$work/general-$v" "$src/general.cu" -std=c++17 $a
-		env LD_LIBRARY_PATH="$ldpath" LD_PRELOAD="$pre" TLM_SUMMARY=0 TLM_OUTPUT="$work/trace-$v" \
-			timeout 120 "$work/general-$v" >"$work/out" 2>"$work/err" || {
-			echo "FAIL $t ($v): exit $?"; cat "$work/out" "$work/err"; exit 1; }
-		"$TLM_TEST_DUMP" "$work/trace-$v" | awk '$1 == "E" { c[$2 " " $3]++ } END { printf "%d %d %d %d %d\n", c["1 0"], c["2 0"], c["3 6"], c["4 6"], c["5 6"] }' >"$work/counts"
-		[ "$(cat "$work/counts")" = "403 404 1 1 1" ] || { echo "FAIL $t ($v): counts $(cat "$work/counts"), want 403 404 1 1 1"; exit 1; }
-		rm -f "$work/trace-$v"
+	# general.cu and general2.cu under both cudarts, the sim dir first: exit 0,
+	# and every call counted ("op kind count" per pair, sorted)
+	for prog in general:"1 0 403;1 1 1;2 0 404;3 6 1;4 6 1;5 6 1" general2:"1 0 6;1 1 1;1 2 2;2 0 6;2 2 2"; do
+		name=${prog%%:*} want=${prog#*:}
+		for v in static shared; do
+			a=; [ $v = shared ] && a="-cudart shared"
+			build "$work/$name-$v" "$src/$name.cu" -std=c++17 $a
+			env LD_LIBRARY_PATH="$ldpath" LD_PRELOAD="$pre" TLM_SUMMARY=0 TLM_OUTPUT="$work/trace-$v" \
+				TLM_SIM_DEVICES=2 timeout 120 "$work/$name-$v" >"$work/out" 2>"$work/err" || {
+				echo "FAIL $t ($name, $v): exit $?"; cat "$work/out" "$work/err"; exit 1; }
+			got=$("$TLM_TEST_DUMP" "$work/trace-$v" | awk '$1 == "E" { c[$2 " " $3]++ } END { for (k in c) print k, c[k] }' | sort | paste -sd';')
+			[ "$got" = "$want" ] || { echo "FAIL $t ($name, $v): counts $got, want $want"; exit 1; }
+			rm -f "$work/trace-$v"
+		done
 	done
-	echo "PASS $t: static and shared: 403 allocations, 404 frees, pool create/trim/destroy recorded; graph replays checked"
+	echo "PASS $t: general.cu and general2.cu, static and shared: every call recorded; contents and graph replays checked"
 	;;
 contents)
 	# device memory holds what was copied or set there (contents.cu checks

@@ -67,6 +67,10 @@ CUresult cuGraphLaunch(void *exec, CUstream s);
 CUresult cuGraphExecDestroy(void *exec);
 CUresult cuGraphDestroy(void *graph);
 CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *user);
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer);
+CUresult cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst);
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags);
+CUresult cuCtxDisablePeerAccess(CUcontext peer);
 
 #define INVAL(call) assert_int_equal((call), CUDA_ERROR_INVALID_VALUE)
 
@@ -146,6 +150,22 @@ static void test_dtod_peer_async(void **state)
 	assert_memory_equal(out, in, 4096);
 	CU_OK(cuMemFree_v2(c));
 	CU_OK(cuCtxSetCurrent(c0));
+	/* peer access, as on an NVLink machine (src/sim/sim_peer.c) */
+	int can = -1, v = -1;
+	CU_OK(cuDeviceCanAccessPeer(&can, 0, 1));
+	assert_int_equal(can, 1);
+	CU_OK(cuDeviceCanAccessPeer(&can, 1, 1));
+	assert_int_equal(can, 0);
+	CU_OK(cuDeviceGetP2PAttribute(&v, 2, 0, 1)); /* access supported */
+	assert_int_equal(v, 1);
+	CU_OK(cuDeviceGetP2PAttribute(&v, 4, 0, 1)); /* CUDA arrays: not modelled */
+	assert_int_equal(v, 0);
+	assert_int_equal(cuDeviceGetP2PAttribute(&v, 2, 0, 0), CUDA_ERROR_INVALID_DEVICE);
+	CU_OK(cuCtxEnablePeerAccess(c1, 0));
+	assert_int_equal(cuCtxEnablePeerAccess(c1, 0), 704); /* already enabled */
+	assert_int_equal(cuCtxEnablePeerAccess(c0, 0), CUDA_ERROR_INVALID_DEVICE); /* itself */
+	CU_OK(cuCtxDisablePeerAccess(c1));
+	assert_int_equal(cuCtxDisablePeerAccess(c1), 705); /* not enabled */
 	CU_OK(cuStreamSynchronize(s));
 	CU_OK(cuMemFree_v2(a));
 	CU_OK(cuMemFree_v2(b));
