@@ -85,11 +85,16 @@ static bool resolve(const char *name, void *slot, cuuint64_t flags)
 	return true;
 }
 
+/* sim_runtime_find.c: libcuda.so.1 beside this library, when dlopen by name fails. */
+void *simrt_open_beside(void) __attribute__((visibility("hidden")));
+
 static void load_driver(void)
 {
 	const cuuint64_t L = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
 	const cuuint64_t T = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!h)
+		h = simrt_open_beside();
 	if (!h || !(*(void **)&drv.getProcAddress = dlsym(h, "cuGetProcAddress_v2"))) {
 		init_error = cudaErrorInsufficientDriver;
 		return;
