@@ -64,7 +64,7 @@
 #define SIM_VMM_VA_SIZE 0x100000000000ull /* 16 TiB */
 /* Module globals (cuLibraryGetGlobal): addresses outside every accounting. */
 #define SIM_GLOBAL_VA_BASE 0x500000000000ull
-#define SIM_GLOBAL_VA_SIZE 0x000100000000ull /* 4 GiB */
+#define SIM_GLOBAL_VA_SIZE 0x040000000000ull /* 4 TiB: 16384 globals 256 MiB apart */
 
 #pragma GCC visibility push(hidden)
 
@@ -202,6 +202,10 @@ CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *po
 int sim_va_device(uint64_t va);
 enum { SIM_PTR_NONE, SIM_PTR_DEVICE, SIM_PTR_MANAGED, SIM_PTR_HOST };
 int sim_ptr_lookup(uint64_t p, uint64_t *base, uint64_t *size);
+#define SIM_ERROR_HOST_MEMORY_ALREADY_REGISTERED ((CUresult)712)
+#define SIM_ERROR_HOST_MEMORY_NOT_REGISTERED ((CUresult)713)
+CUresult sim_host_register(uint64_t p, uint64_t n);
+CUresult sim_host_unregister(uint64_t p);
 /* cuMemFreeAsync's core: frees device and pool allocations, not managed ones. */
 CUresult sim_free_async(CUdeviceptr dptr);
 

@@ -16,7 +16,9 @@
 /* Live device allocations (cuMemAlloc*, pool allocations): key = address,
  * len = bytes held (whole pages), val = owning struct CUmemPoolHandle_st * or 0. */
 static struct sim_tree live;
-/* Managed and pinned host allocations: key = address, len = mapped bytes. */
+/* Managed and pinned host allocations: key = address, len = mapped bytes;
+ * in `host`, val = 1 marks a registered range (cuMemHostRegister), which is
+ * the caller's memory and never unmapped here. */
 static struct sim_tree managed, host;
 
 static uint64_t pages_for(uint64_t bytes)
@@ -254,7 +256,8 @@ CUresult simi_cuMemFreeHost(void *p)
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
-	found = p && sim_tree_remove(&host, (uint64_t)(uintptr_t)p, &len, NULL);
+	struct sim_node *n = p ? sim_tree_find(&host, (uint64_t)(uintptr_t)p) : NULL;
+	found = n && n->val == 0 && sim_tree_remove(&host, (uint64_t)(uintptr_t)p, &len, NULL);
 	pthread_mutex_unlock(&sim_lock);
 	if (!found)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -263,6 +266,32 @@ CUresult simi_cuMemFreeHost(void *p)
 }
 SIM_API(cuMemFreeHost, (void *p),
 	(p), {p});
+
+/* cuMemHostRegister/Unregister: registered ranges are host memory to the
+ * pointer queries (cuMemHostGetDevicePointer gives the same address). */
+CUresult sim_host_register(uint64_t p, uint64_t n)
+{
+	CUresult r = CUDA_SUCCESS;
+	if (n > UINT64_MAX - p)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	struct sim_node *f = sim_tree_floor(&host, p), *c = sim_tree_ceil(&host, p);
+	if ((f && f->key + f->len > p) || (c && c->key < p + n))
+		r = SIM_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	else if (!sim_tree_insert(&host, p, n, 1))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+
+CUresult sim_host_unregister(uint64_t p)
+{
+	pthread_mutex_lock(&sim_lock);
+	struct sim_node *n = sim_tree_find(&host, p);
+	bool ok = n && n->val == 1 && sim_tree_remove(&host, p, NULL, NULL);
+	pthread_mutex_unlock(&sim_lock);
+	return ok ? CUDA_SUCCESS : SIM_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
 
 /* ---- pointer queries (sim_pointer.c) ---- */
 

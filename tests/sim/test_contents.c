@@ -71,6 +71,10 @@ CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer);
 CUresult cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst);
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags);
 CUresult cuCtxDisablePeerAccess(CUcontext peer);
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags);
+CUresult cuMemHostUnregister(void *p);
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *dp, void *host, unsigned flags);
+CUresult cuStreamAttachMemAsync(CUstream s, CUdeviceptr p, size_t len, unsigned flags);
 
 #define INVAL(call) assert_int_equal((call), CUDA_ERROR_INVALID_VALUE)
 
@@ -361,6 +365,27 @@ static void test_managed_and_host(void **state)
 	CU_OK(cuMemcpyDtoH_v2(out, d, 128));
 	assert_all(out, 64, 0);
 	assert_memory_equal(out + 64, in, 64);
+	/* managed memory attached to a stream: the whole allocation, a known flag */
+	CUstream s;
+	CU_OK(cuStreamCreate(&s, 0));
+	CU_OK(cuStreamAttachMemAsync(s, m, 0, 4));
+	CU_OK(cuStreamAttachMemAsync(s, m, 4096, 1));
+	INVAL(cuStreamAttachMemAsync(s, m + 64, 0, 4)); /* not its start */
+	INVAL(cuStreamAttachMemAsync(s, m, 0, 3));
+	INVAL(cuStreamAttachMemAsync(s, d, 0, 4)); /* not managed */
+	/* registered host memory: host memory to the pointer queries */
+	static uint8_t reg[8192];
+	CUdeviceptr rp;
+	assert_int_equal(cuMemHostGetDevicePointer_v2(&rp, reg, 0), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cuMemHostRegister_v2(reg, sizeof reg, 2));
+	assert_int_equal(cuMemHostRegister_v2(reg + 100, 10, 0), 712); /* already registered */
+	CU_OK(cuMemHostGetDevicePointer_v2(&rp, reg + 10, 0));
+	assert_int_equal(rp, (CUdeviceptr)(uintptr_t)(reg + 10));
+	assert_int_equal(cuMemFreeHost(reg), CUDA_ERROR_INVALID_VALUE); /* not ours to free */
+	CU_OK(cuMemcpyHtoD_v2(d, reg, 128));
+	CU_OK(cuMemHostUnregister(reg));
+	assert_int_equal(cuMemHostUnregister(reg), 713); /* not registered */
+	CU_OK(cuStreamSynchronize(s));
 	CU_OK(cuMemFree_v2(d));
 	CU_OK(cuMemFree_v2(m));
 }
