@@ -8,10 +8,11 @@
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
 #   contents        contents.cu (static and shared): copies, sets, 2D, async, peer, symbols read back byte-exact
-#   general         general.cu, general2.cu, general3.cu (static and shared): templates, managed from host, streams,
+#   general         general.cu .. general4.cu (static and shared): templates, managed from host, streams,
 #                   events, a pool across 4 threads, a captured graph; two devices from threads, 3D,
 #                   symbols, clusters, peer access, cudaDeviceReset; big __device__ arrays,
-#                   cudaHostRegister, cudaMemset3D, cudaStreamAttachMemAsync
+#                   cudaHostRegister, cudaMemset3D, cudaStreamAttachMemAsync; pools on two
+#                   devices with access, VMM aliasing through the driver API
 #   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
@@ -99,11 +100,13 @@ allocs-shared)
 general)
 	# general.cu and general2.cu under both cudarts, the sim dir first: exit 0,
 	# and every call counted ("op kind count" per pair, sorted)
-	for prog in general:"1 0 403;1 1 1;2 0 404;3 6 1;4 6 1;5 6 1" general2:"1 0 6;1 1 1;1 2 2;2 0 6;2 2 2" general3:"1 0 2;1 1 1;2 0 3"; do
+	for prog in general:"1 0 403;1 1 1;2 0 404;3 6 1;4 6 1;5 6 1" general2:"1 0 6;1 1 1;1 2 2;2 0 6;2 2 2" general3:"1 0 2;1 1 1;2 0 3" \
+		general4:"1 0 3;1 3 1;1 4 1;1 5 2;2 0 2;2 3 1;2 4 1;2 5 1;3 6 2;4 6 2;5 6 2"; do
 		name=${prog%%:*} want=${prog#*:}
 		for v in static shared; do
 			a=; [ $v = shared ] && a="-cudart shared"
-			build "$work/$name-$v" "$src/$name.cu" -std=c++17 $a
+			l=; [ $name = general4 ] && l="-L$lib/stubs -lcuda"
+			build "$work/$name-$v" "$src/$name.cu" -std=c++17 $a $l
 			env LD_LIBRARY_PATH="$ldpath" LD_PRELOAD="$pre" TLM_SUMMARY=0 TLM_OUTPUT="$work/trace-$v" \
 				TLM_SIM_DEVICES=2 timeout 120 "$work/$name-$v" >"$work/out" 2>"$work/err" || {
 				echo "FAIL $t ($name, $v): exit $?"; cat "$work/out" "$work/err"; exit 1; }
@@ -112,7 +115,7 @@ general)
 			rm -f "$work/trace-$v"
 		done
 	done
-	echo "PASS $t: general.cu, general2.cu and general3.cu, static and shared: every call recorded; contents and graph replays checked"
+	echo "PASS $t: general.cu to general4.cu, static and shared: every call recorded; contents and graph replays checked"
 	;;
 contents)
 	# device memory holds what was copied or set there (contents.cu checks
