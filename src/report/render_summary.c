@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "whatif/whatif.h"
 
 #define SUM_DEVICES 8
 #define SUM_LEAKS 5
@@ -84,6 +85,9 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 				  tlm__secs(c, sizeof c, o->time_ns), o->device, tlm__human(a, sizeof a, o->requested),
 				  tlm__human(b, sizeof b, o->device_free), tlm__verdict_name(o->verdict));
 		}
+		char wi[400];
+		if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif */
+			tlm__line(f, "  %s", wi);
 	}
 	if (r->unmatched_frees || r->inconsistencies)
 		tlm__line(f, "frees of unknown addresses: %" PRIu64 ", allocations at a live address: %" PRIu64,

@@ -29,6 +29,7 @@
 
 #include "shim/pystack.h"
 #include "shim/ring.h"
+#include "shim/shim.h"
 
 #define C10_CUDA 1 /* c10::DeviceType::CUDA */
 
@@ -157,6 +158,16 @@ static int layout_of(void *real)
 	return 16;
 }
 
+/* The allocator's settings, as torch read them when it set up (it reads the
+ * environment once, before its first block): for `tlm whatif`. */
+static void note_alloc_conf(void)
+{
+	const char *v = getenv("PYTORCH_ALLOC_CONF");
+	if (!v)
+		v = getenv("PYTORCH_CUDA_ALLOC_CONF");
+	tlm__writer_prop("torch.alloc_conf", v ? v : "");
+}
+
 /* Once per form, off the hot path. */
 static void *real_of(enum form f)
 {
@@ -166,6 +177,8 @@ static void *real_of(enum form f)
 	if (atomic_compare_exchange_strong(&resolved[f], &expect, 1)) {
 		void *p = lookup_real(form_name[f]);
 		real_fn[f] = p;
+		if (f <= F_MEM_V1)
+			note_alloc_conf();
 		if ((f == F_MEM_V3 || f == F_OOM_L || f == F_OOM_M) &&
 		    !atomic_load_explicit(&layout, memory_order_acquire))
 			atomic_store_explicit(&layout, layout_of(p ? p : lookup_real(form_name[F_MEM_V3])),
@@ -217,11 +230,35 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	tlm__rec_commit(&rc);
 }
 
+/* Once per device with blocks: its memory size, for `tlm whatif` (the replay
+ * needs the device's size when no allocation failed). Off the hot path after
+ * the first block of each device: one atomic load. */
+static _Atomic uint64_t sized_devices;
+
+static void note_device_memory(int16_t device)
+{
+	if (device < 0 || device >= 64)
+		return;
+	uint64_t bit = 1ull << device;
+	if (TLM_LIKELY(atomic_load_explicit(&sized_devices, memory_order_relaxed) & bit))
+		return;
+	if (atomic_fetch_or_explicit(&sized_devices, bit, memory_order_relaxed) & bit)
+		return;
+	uint64_t total = tlm__device_total_bytes(device);
+	if (!total)
+		return;
+	char key[32], value[32];
+	snprintf(key, sizeof key, "device.%d.memory", device);
+	snprintf(value, sizeof value, "%llu", (unsigned long long)total);
+	tlm__writer_prop(key, value);
+}
+
 static inline void usage(void *ptr, int64_t delta, uint64_t allocated, uint64_t reserved, int16_t device,
 			 uint16_t flags)
 {
 	if (!ptr || !delta)
 		return;
+	note_device_memory(device);
 	uint64_t size = delta < 0 ? -(uint64_t)delta : (uint64_t)delta;
 	rec_block(delta > 0 ? TLM_OP_ALLOC : TLM_OP_FREE, (uint64_t)(uintptr_t)ptr, size, allocated, reserved,
 		  device, 0, flags, TLM_API_c10_reportMemoryUsageToProfiler);

@@ -3,8 +3,9 @@
  * driver_query.c - the few driver calls the recorder itself makes: which
  * device is current (cuCtxGetDevice, a thread-local read in the driver), the
  * device a pointer lives on (for a free made before any context is current,
- * e.g. a new thread's first cudaFree, which the runtime binds lazily) and,
- * for a failed allocation only, how much device memory was free.
+ * e.g. a new thread's first cudaFree, which the runtime binds lazily),
+ * for a failed allocation only, how much device memory was free, and once
+ * per device with allocator blocks, its size.
  *
  * Each entry point is looked up once: by name in the loaded libcuda.so.1,
  * else through its cuGetProcAddress (a driver that does not export the name,
@@ -20,11 +21,13 @@ typedef CUresult (*ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*mem_get_info_fn)(size_t *, size_t *);
 typedef CUresult (*pointer_attr_fn)(void *, int, CUdeviceptr);
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*device_get_fn)(CUdevice *, int);
+typedef CUresult (*total_mem_fn)(size_t *, CUdevice);
 
 #define MISSING ((void *)1)
 #define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
 
-static _Atomic(void *) p_get_device, p_mem_info, p_ptr_attr;
+static _Atomic(void *) p_get_device, p_mem_info, p_ptr_attr, p_dev_get, p_total_mem;
 
 /* The driver's entry point `abi` (base name `base`, ABI from `version`). */
 static void *driver_fn(_Atomic(void *) *slot, const char *abi, const char *base, int version)
@@ -73,4 +76,15 @@ uint64_t tlm__device_free_bytes(void)
 	if (!f || f(&fr, &total) != CUDA_SUCCESS)
 		return 0;
 	return fr;
+}
+
+uint64_t tlm__device_total_bytes(int16_t ordinal)
+{
+	device_get_fn g = (device_get_fn)driver_fn(&p_dev_get, "cuDeviceGet", "cuDeviceGet", 2000);
+	total_mem_fn f = (total_mem_fn)driver_fn(&p_total_mem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem", 3020);
+	CUdevice d = 0;
+	size_t total = 0;
+	if (!g || !f || g(&d, ordinal) != CUDA_SUCCESS || f(&total, d) != CUDA_SUCCESS)
+		return 0;
+	return total;
 }

@@ -116,10 +116,12 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 		head = tlm__py_write_def(r, head);
 	struct tlm__slot *s = &r->slots[head & r->mask];
 	/* announce a lower bound of our seq before taking it: the writer emits
-	 * nothing at or above it until we publish (see ring.h) */
-	uint64_t lb = atomic_load_explicit(&tlm__seq, memory_order_relaxed);
-	atomic_store_explicit(&r->inflight, lb, memory_order_seq_cst);
+	 * nothing at or above it until we publish (see ring.h). The bound is one
+	 * past our own last seq, not a read of tlm__seq: reading the shared line
+	 * before the add would move it between cores twice per event. */
+	atomic_store_explicit(&r->inflight, r->last_seq, memory_order_seq_cst);
 	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
+	r->last_seq = s->seq + 1;
 	s->time_ns = tlm__ticks(); /* the writer converts to ns */
 	s->type = TLM__SLOT_EVENT;
 	s->stack = pyid ? pyid : sid;

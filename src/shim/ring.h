@@ -11,7 +11,8 @@
  * free-running 64-bit counters (never wrap in practice).
  *
  * Global order: a producer announces a lower bound of its sequence number in
- * `inflight` (seq_cst) before taking one from tlm__seq, and clears it after
+ * `inflight` (seq_cst; one past the ring's own last number, since numbers only
+ * grow) before taking one from tlm__seq, and clears it after
  * publishing; the writer only emits events below the smallest announced bound,
  * so the merged stream is in exact sequence order without ever waiting.
  */
@@ -73,6 +74,16 @@ struct tlm__sc_entry {
 	uint64_t ip[TLM__SC_DEPTH];
 	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
 };
+/* stack_walk.c: where each frame of the thread's last walk stood, so that the
+ * next walk can take over its outer frames (a free's stack differs from its
+ * alloc's only inside); its return addresses and slots stay in its entry */
+struct tlm__walk_rec {
+	struct tlm__sc_entry *e; /* the entry that holds the walk; NULL: none */
+	uint32_t depth;
+	bool natural;            /* ended by the chain's end, not by the depth limit */
+	uint64_t sp[TLM__SC_DEPTH], rbp[TLM__SC_DEPTH];
+	uint32_t slot0[TLM__SC_DEPTH]; /* its first slot: the return-address slot of its step */
+};
 struct tlm__stk_cache {
 	uint32_t next_id;
 	uint32_t arena_used;
@@ -82,6 +93,7 @@ struct tlm__stk_cache {
 	uint64_t arena[TLM__STK_ARENA];
 	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
 	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
+	struct tlm__walk_rec last; /* stack_walk.c */
 	uint64_t scratch[TLM__SCRATCH];
 };
 
@@ -97,6 +109,7 @@ struct tlm__ring {
 	_Alignas(TLM__CACHELINE) _Atomic uint64_t head;
 	uint64_t cached_tail;
 	_Atomic uint64_t inflight;  /* UINT64_MAX when idle */
+	uint64_t last_seq;          /* one past this ring's last seq: its next bound */
 	_Atomic uint64_t lost;      /* events dropped (drop mode, no memory) */
 	_Atomic uint32_t kicked;    /* producer asked the writer to drain */
 	/* consumer's line */

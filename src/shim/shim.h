@@ -142,6 +142,7 @@ int16_t tlm__current_device(void) TLM_HIDDEN;
  * is current yet in a thread whose first runtime call is the free). */
 int16_t tlm__free_device(uint64_t ptr) TLM_HIDDEN;
 uint64_t tlm__device_free_bytes(void) TLM_HIDDEN;
+uint64_t tlm__device_total_bytes(int16_t ordinal) TLM_HIDDEN; /* 0 when unknown */
 
 /* ---- writer (writer.c) ---- */
 int tlm__writer_start(void) TLM_HIDDEN;      /* opens the trace, starts the thread */

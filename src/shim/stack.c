@@ -45,11 +45,21 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 
 void tlm__stack_init(void)
 {
-	if (self_n == 0)
+	if (self_n == 0) {
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)&tlm__stack_init);
+		if (self_n > 0) {
+			tlm__self_lo = self_range[0].lo;
+			tlm__self_len = self_range[0].hi - self_range[0].lo;
+			tlm__self_more = self_n > 1;
+		}
+	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	tlm__stack_cache_init();
 }
+
+/* the first executable range, for stack_cache.c's inline test (stack.h) */
+uint64_t tlm__self_lo, tlm__self_len;
+bool tlm__self_more;
 
 bool tlm__in_self(uint64_t ip)
 {

@@ -36,6 +36,14 @@ uint32_t tlm__stack_rules(void) TLM_HIDDEN; /* frame rules learned so far */
 void tlm__stack_unwind_enter(void) TLM_HIDDEN; /* around any libunwind call: fork waits for it */
 void tlm__stack_unwind_leave(void) TLM_HIDDEN;
 void tlm__stack_atfork_prepare(void) TLM_HIDDEN; /* waits for unwinds in flight */
-void tlm__stack_atfork_done(void) TLM_HIDDEN;    /* parent and child */ /* TLM_DEBUG_STACK_VERIFY summary */
+void tlm__stack_atfork_done(void) TLM_HIDDEN;    /* parent and child */
+
+/* tlm__in_self() with the usual case (one executable range) inline */
+extern uint64_t tlm__self_lo TLM_HIDDEN, tlm__self_len TLM_HIDDEN;
+extern bool tlm__self_more TLM_HIDDEN;
+static inline bool tlm__in_self_fast(uint64_t ip)
+{
+	return ip - tlm__self_lo < tlm__self_len || (tlm__self_more && tlm__in_self(ip));
+}
 
 #endif

@@ -97,6 +97,7 @@ void tlm__stack_thread_init(struct tlm__stk_cache *c)
 	memset(c->sc, 0, sizeof c->sc[0] * 0); /* entries are checked against gen */
 	for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
 		c->sc[i].depth = 0;
+	c->last.e = NULL;
 #if defined(__x86_64__)
 	pthread_attr_t a;
 	if (pthread_getattr_np(pthread_self(), &a) == 0) {
@@ -121,24 +122,29 @@ void tlm__stack_forget_all(struct tlm__stk_cache *c)
 
 #if defined(__x86_64__)
 
-/* The hooked call's caller: walk our own frame-pointer chain. */
+/* The hooked call's caller: walk our own frame-pointer chain. A frame whose
+ * return address is in libtlm was called by libtlm code, which keeps frame
+ * pointers, so its saved rbp is the base of another of our frames: every
+ * frame read here is ours, and a step is two loads and one range compare
+ * (the caller's frame base is checked against the stack bounds once). */
 static __attribute__((noinline)) bool caller_regs(const struct tlm__stk_cache *c, uint64_t *ip, uint64_t *cfa,
 						   uint64_t *rbp)
 {
 	const uint64_t *fp = __builtin_frame_address(0);
+	const uint64_t lo = tlm__self_lo, len = tlm__self_len;
 	for (int i = 0; i < 16; i++) {
-		uint64_t f = (uint64_t)(uintptr_t)fp;
-		if (f < c->stack_lo || f + 16 > c->stack_hi || (f & 7))
-			return false;
 		uint64_t ret = fp[1];
-		if (!tlm__in_self(ret)) {
+		const uint64_t *next = (const uint64_t *)(uintptr_t)fp[0];
+		if (ret - lo >= len && !(tlm__self_more && tlm__in_self(ret))) {
+			uint64_t f = (uint64_t)(uintptr_t)fp;
+			if (f < c->stack_lo || f + 16 > c->stack_hi)
+				return false;
 			*ip = ret;
 			*cfa = f + 16;
-			*rbp = fp[0];
+			*rbp = (uint64_t)(uintptr_t)next;
 			return true;
 		}
-		const uint64_t *next = (const uint64_t *)(uintptr_t)fp[0];
-		if (next <= fp)
+		if (TLM_UNLIKELY(next <= fp))
 			return false;
 		fp = next;
 	}
@@ -208,7 +214,8 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		e->depth = d;
 		e->local_id = id;
 		e->gen = c->gen;
-	}
+	} else
+		c->last.e = NULL; /* the walk's frames are not kept: nothing to take over */
 	return id;
 }
 

@@ -19,7 +19,11 @@
  * what it computes tells the rule exactly, or that the frame is something
  * else (signal frame, realigned stack, CFA expression), which we leave to
  * libunwind. After that a walk is a table probe and two loads per frame,
- * with every read checked against the thread's stack bounds.
+ * with every read checked against the thread's stack bounds. And a walk that
+ * reaches, within its first frames, a frame of the thread's previous walk
+ * (same ip, sp, rbp) whose later slots still hold what that walk read takes
+ * the rest from it: a free leaves its alloc's stack only in the innermost
+ * frames.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -193,16 +197,85 @@ static inline bool in_stack(const struct tlm__stk_cache *c, uint64_t a)
 	return a >= c->stack_lo && a + 8 <= c->stack_hi && !(a & 7);
 }
 
+/* a free's stack leaves its alloc's within a few frames */
+#define TAKE_FRAMES 4u
+
+/* The last walk p's frames from its frame j on are this walk's too when we
+ * stand at the same frame (same ip, sp and rbp) and every slot p read from
+ * there on still holds what it read: the rest of a walk is a function of
+ * exactly those (stack_cache.c's argument, for a suffix). Copies its frames
+ * into ips from index i and its slots into e; returns the new depth, 0 when
+ * they cannot be taken. */
+static uint32_t take_suffix(const struct tlm__walk_rec *p, uint32_t j, struct tlm__sc_entry *e, uint64_t *ips,
+			    uint32_t i, uint32_t max)
+{
+	const struct tlm__sc_entry *pe = p->e;
+	uint32_t k = p->depth - j;
+	if (i + k > max)
+		k = max - i; /* both walks stop at max */
+	else if (!p->natural)
+		return 0; /* p stopped at the limit before its chain ended */
+	uint32_t s0 = p->slot0[j], ns = pe->nslot - s0;
+	if (e->nslot + ns > TLM__SC_SLOTS)
+		return 0;
+	for (uint32_t t = s0; t < pe->nslot; t++)
+		if (*(const volatile uint64_t *)(uintptr_t)pe->slot_addr[t] != pe->slot_val[t])
+			return 0;
+	memcpy(e->slot_addr + e->nslot, pe->slot_addr + s0, ns * 8);
+	memcpy(e->slot_val + e->nslot, pe->slot_val + s0, ns * 8);
+	e->nslot += ns;
+	memcpy(ips + i, pe->ip + j, k * 8);
+	return i + k;
+}
+
 uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max, bool *ok)
 {
 	uint64_t ip = e->ip0, sp = e->cfa0, rbp = e->rbp0;
 	uint64_t rb_addr = 0, rb_val = 0; /* where the current rbp came from (0: the caller's register) */
 	bool rb_noted = false;
 	uint32_t n = 0;
+	/* w is read as p while the first frames are walked, so those frames'
+	 * records wait in locals (the later ones are never read as p) */
+	struct tlm__walk_rec *w = &c->last;
+	uint64_t fsp[TAKE_FRAMES], frbp[TAKE_FRAMES];
+	uint32_t fs0[TAKE_FRAMES];
+	uint32_t pd = w->e && w->e != e && w->e->depth == w->depth ? w->depth : 0, j = 0;
 	e->nslot = 0;
 	e->need_rbp0 = false;
 	*ok = true;
 	for (;;) {
+		if (n < TAKE_FRAMES && j < pd) { /* p's frames are in rising sp order */
+			while (j < pd && w->sp[j] < sp)
+				j++;
+			if (j < pd && w->sp[j] == sp && w->e->ip[j] == ip && w->rbp[j] == rbp) {
+				/* the suffix may use our rbp: note where it came from */
+				bool need0 = e->need_rbp0;
+				uint32_t ns = e->nslot;
+				if (!rb_addr)
+					e->need_rbp0 = true;
+				else if (!rb_noted && e->nslot < TLM__SC_SLOTS) {
+					e->slot_addr[e->nslot] = rb_addr;
+					e->slot_val[e->nslot++] = rb_val;
+				}
+				uint32_t d = take_suffix(w, j, e, ips, n, max);
+				if (d) {
+					w->e = NULL; /* its frames are in p's record, not ours */
+					return d;
+				}
+				e->need_rbp0 = need0;
+				e->nslot = ns;
+				pd = 0;
+			}
+		}
+		if (n < TAKE_FRAMES) {
+			fsp[n] = sp;
+			frbp[n] = rbp;
+			fs0[n] = e->nslot;
+		} else if (TLM_LIKELY(n < TLM__SC_DEPTH)) {
+			w->sp[n] = sp;
+			w->rbp[n] = rbp;
+			w->slot0[n] = e->nslot;
+		}
 		ips[n++] = ip;
 		if (n >= max)
 			break;
@@ -217,23 +290,21 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 			c->rc_ip[k] = ip;
 			c->rc_rule[k] = r;
 		}
-		if (TLM_UNLIKELY(r & R_BAD)) {
-			*ok = false;
-			return n;
-		}
+		if (TLM_UNLIKELY(r & R_BAD))
+			goto bad;
 		int kind = (int)(r & 3);
-		if (kind == R_END)
-			break;
+		if (kind == R_END) {
+			w->natural = true;
+			goto done;
+		}
 		uint64_t cfa;
 		if (kind == R_RBP) {
 			/* the walk now depends on where rbp came from */
 			if (!rb_addr)
 				e->need_rbp0 = true;
 			else if (!rb_noted) {
-				if (e->nslot >= TLM__SC_SLOTS) {
-					*ok = false;
-					return n;
-				}
+				if (e->nslot >= TLM__SC_SLOTS)
+					goto bad;
 				e->slot_addr[e->nslot] = rb_addr;
 				e->slot_val[e->nslot++] = rb_val;
 				rb_noted = true;
@@ -241,20 +312,22 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 			cfa = rbp + (uint64_t)sext30(r >> 2);
 		} else
 			cfa = sp + (uint64_t)sext30(r >> 2);
+		/* a suffix from this frame on starts at its return-address slot;
+		 * where our rbp came from is for the taker to note */
+		if (n <= TAKE_FRAMES)
+			fs0[n - 1] = e->nslot;
+		else if (TLM_LIKELY(n <= TLM__SC_DEPTH))
+			w->slot0[n - 1] = e->nslot;
 		uint64_t ra = cfa - 8;
-		if (TLM_UNLIKELY(cfa <= sp || !in_stack(c, ra) || e->nslot >= TLM__SC_SLOTS)) {
-			*ok = false; /* off our stack (a switched stack?) or too deep to note */
-			return n;
-		}
+		if (TLM_UNLIKELY(cfa <= sp || !in_stack(c, ra) || e->nslot >= TLM__SC_SLOTS))
+			goto bad; /* off our stack (a switched stack?) or too deep to note */
 		uint64_t nip = *(const uint64_t *)(uintptr_t)ra;
 		e->slot_addr[e->nslot] = ra;
 		e->slot_val[e->nslot++] = nip;
 		if (r >> 32 & 1) {
 			uint64_t a = cfa + (uint64_t)sext30(r >> 33);
-			if (TLM_UNLIKELY(!in_stack(c, a))) {
-				*ok = false;
-				return n;
-			}
+			if (TLM_UNLIKELY(!in_stack(c, a)))
+				goto bad;
 			rbp = *(const uint64_t *)(uintptr_t)a;
 			rb_addr = a;
 			rb_val = rbp;
@@ -262,9 +335,25 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 		}
 		sp = cfa;
 		ip = nip;
-		if (!ip)
-			break; /* libunwind ends the chain at a zero return address */
+		if (!ip) {
+			w->natural = true;
+			goto done; /* libunwind ends the chain at a zero return address */
+		}
 	}
+	w->natural = false; /* stopped at max */
+done:
+	/* the next walk's p: valid while e keeps these frames (stack_get) */
+	for (uint32_t t = 0; t < n && t < TAKE_FRAMES; t++) {
+		w->sp[t] = fsp[t];
+		w->rbp[t] = frbp[t];
+		w->slot0[t] = fs0[t];
+	}
+	w->e = n <= TLM__SC_DEPTH ? e : NULL;
+	w->depth = n;
+	return n;
+bad:
+	*ok = false;
+	w->e = NULL;
 	return n;
 }
 

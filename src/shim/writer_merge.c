@@ -180,41 +180,73 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 
 static uint64_t noring_seen;
 
+/* The merge: a binary min-heap of the rings with staged events, keyed by the
+ * seq of each ring's next event, so writing one event costs O(log rings)
+ * (usually two compares: a thread's events come in runs), not a scan of
+ * every ring. Keys sit beside the ring pointers to keep the sift in cache. */
+struct hnode {
+	uint64_t seq;
+	struct wring *w;
+};
+
+static void sift_down(struct hnode *h, uint32_t n, uint32_t i)
+{
+	struct hnode x = h[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && h[c + 1].seq < h[c].seq)
+			c++;
+		if (h[c].seq >= x.seq)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+static void emit(struct staged *e)
+{
+	if (e->seq < tlm__wf.next_seq && tlm__wf.bypassed) {
+		e->ev.flags |= TLM_EVF_LATE; /* its thread was passed by (stuck()) */
+		tlm__wf.late++;
+	} else {
+		if (e->seq != tlm__wf.next_seq && !tlm__wf.bypassed)
+			tlm__wf.order_errors++;
+		tlm__wf.next_seq = e->seq + 1;
+	}
+	if (tlm__wf.failed)
+		tlm__wf.discarded++;
+	else
+		tlm__wf_check(tlm_tw_event(tlm__wf.tw, &e->ev));
+}
+
 /* Emits, in seq order, every staged event below the watermark. */
 static void merge(uint64_t wmark, uint32_t nr)
 {
+	static struct hnode heap[TLM__MAX_RINGS];
 	static struct wring *act[TLM__MAX_RINGS];
-	uint32_t na = 0;
+	uint32_t n = 0, na = 0;
 	for (uint32_t i = 0; i < nr; i++) {
 		struct tlm__ring *r = atomic_load_explicit(&tlm__rings[i], memory_order_acquire);
-		if (r && wstate(r)->pos < wstate(r)->n)
-			act[na++] = wstate(r);
+		struct wring *w = r ? wstate(r) : NULL;
+		if (w && w->pos < w->n) {
+			act[na++] = w;
+			heap[n++] = (struct hnode){w->buf[w->pos].seq, w};
+		}
 	}
-	for (;;) {
-		struct staged *best = NULL;
-		struct wring *bw = NULL;
-		for (uint32_t k = 0; k < na; k++) {
-			struct wring *w = act[k];
-			if (w->pos < w->n && w->buf[w->pos].seq < wmark && (!best || w->buf[w->pos].seq < best->seq)) {
-				best = &w->buf[w->pos];
-				bw = w;
-			}
-		}
-		if (!best)
-			break;
-		bw->pos++;
-		if (best->seq < tlm__wf.next_seq && tlm__wf.bypassed) {
-			best->ev.flags |= TLM_EVF_LATE; /* its thread was passed by (stuck()) */
-			tlm__wf.late++;
-		} else {
-			if (best->seq != tlm__wf.next_seq && !tlm__wf.bypassed)
-				tlm__wf.order_errors++;
-			tlm__wf.next_seq = best->seq + 1;
-		}
-		if (tlm__wf.failed)
-			tlm__wf.discarded++;
+	for (uint32_t i = n / 2; i-- > 0;)
+		sift_down(heap, n, i);
+	while (n && heap[0].seq < wmark) {
+		struct wring *w = heap[0].w;
+		emit(&w->buf[w->pos++]);
+		if (w->pos < w->n)
+			heap[0].seq = w->buf[w->pos].seq;
 		else
-			tlm__wf_check(tlm_tw_event(tlm__wf.tw, &best->ev));
+			heap[0] = heap[--n];
+		if (n > 1)
+			sift_down(heap, n, 0);
 	}
 	for (uint32_t k = 0; k < na; k++) {
 		struct wring *w = act[k];

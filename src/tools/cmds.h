@@ -18,5 +18,6 @@ int tlm_cmd_info(int argc, char **argv);
 int tlm_cmd_report(int argc, char **argv);
 int tlm_cmd_run(int argc, char **argv);
 int tlm_cmd_diff(int argc, char **argv);
+int tlm_cmd_whatif(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct cmd cmds[] = {
 	{"report", tlm_cmd_report, "[OPTIONS] TRACE", "memory report (text, json, html, chrome, collapsed)"},
 	{"run", tlm_cmd_run, "[OPTIONS] -- CMD [ARGS]", "run CMD under libtlm.so, then print its report"},
 	{"diff", tlm_cmd_diff, "[OPTIONS] BASE NEW", "compare two runs site by site; a CI gate on leak growth"},
+	{"whatif", tlm_cmd_whatif, "[OPTIONS] TRACE", "replay PyTorch's allocator under other settings: what avoids the OOM"},
 	{"help", cmd_help, "[COMMAND]", "show this help, or a command's"},
 };
 

@@ -368,8 +368,10 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 			return bad(why, "property key holds a NUL byte");
 		GET_BYTES(q->value, 0, TLM_MAX_STRING, "property value longer than 4095 bytes");
 		q->len = (uint32_t)v;
-		if (!strcmp(q->key, "end")) /* the last one counts; longer values are not ours */
-			memcpy(r->end_how, q->len < sizeof r->end_how ? q->value : "", q->len < sizeof r->end_how ? q->len + 1 : 1);
+		/* the last one counts; a value the shim never writes is not ours, and
+		 * reads as a plain exit rather than reaching a terminal */
+		if (!strcmp(q->key, "end"))
+			strcpy(r->end_how, !strcmp(q->value, "_exit") || !strcmp(q->value, "exec") ? q->value : "");
 		break;
 	}
 	case TLM_REC_PYSTACK: {

@@ -14,9 +14,13 @@
  * (the loop's own cost). Prints ns per pair of the timed loop; the added cost
  * per event is (under the tool - plain) / 2.
  *
- * usage: bench_vary cuda|malloc|unw|nop [PAIRS] [PATHS] [SPAN]
+ * With THREADS > 1, that many threads each make PAIRS pairs at once (the
+ * merge of several rings); the figure is then wall time / all pairs.
+ *
+ * usage: bench_vary cuda|malloc|unw|nop [PAIRS] [PATHS] [SPAN] [THREADS]
  */
 #include <alloca.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +35,8 @@ enum { CUDA, MALLOC, UNW, NOP };
 static int mode;
 static volatile int sink;
 static unsigned long pairs;
-static unsigned paths = 8, span = 20;
+static unsigned paths = 8, span = 20, nthreads = 1;
+static CUcontext ctx;
 
 static double now(void)
 {
@@ -91,14 +96,21 @@ static void (*const entry[16])(int, unsigned) = {
 	p0_a, p1_a, p2_a, p3_a, p4_a, p5_a, p6_a, p7_a, p8_a, p9_a, p10_a, p11_a, p12_a, p13_a, p14_a, p15_a,
 };
 
-static __attribute__((noinline)) void loop(void)
+static __attribute__((noinline)) void loop(uint32_t x)
 {
-	uint32_t x = 12345;
 	for (unsigned long i = 0; i < pairs; i++) {
 		x = x * 1103515245u + 12345u; /* the same sequence in every run */
 		unsigned path = (x >> 8) % paths, depth = 10 + (x >> 16) % span, shift = x >> 24;
 		entry[path]((int)depth, shift);
 	}
+}
+
+static void *thread_main(void *arg)
+{
+	if (mode == CUDA && cuCtxSetCurrent(ctx))
+		abort();
+	loop(12345u + 7919u * (uint32_t)(uintptr_t)arg); /* its own sequence, the same in every run */
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -109,7 +121,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], modes[m]))
 			mode = m;
 	if (mode < 0) {
-		fprintf(stderr, "usage: bench_vary cuda|malloc|unw|nop [PAIRS] [PATHS 1..16] [SPAN]\n");
+		fprintf(stderr, "usage: bench_vary cuda|malloc|unw|nop [PAIRS] [PATHS 1..16] [SPAN] [THREADS]\n");
 		return 2;
 	}
 	pairs = argc > 2 ? strtoul(argv[2], NULL, 10) : 200000;
@@ -117,19 +129,29 @@ int main(int argc, char **argv)
 		paths = (unsigned)atoi(argv[3]);
 	if (argc > 4)
 		span = (unsigned)atoi(argv[4]);
-	if (paths < 1 || paths > 16 || span < 1 || span > 200) {
-		fprintf(stderr, "bench_vary: PATHS is 1..16, SPAN 1..200\n");
+	if (argc > 5)
+		nthreads = (unsigned)atoi(argv[5]);
+	if (paths < 1 || paths > 16 || span < 1 || span > 200 || nthreads < 1 || nthreads > 64) {
+		fprintf(stderr, "bench_vary: PATHS is 1..16, SPAN 1..200, THREADS 1..64\n");
 		return 2;
 	}
 	if (mode == CUDA) {
-		CUcontext ctx;
 		if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx))
 			return 1;
 	}
 	one_pair(); /* warm up: trace start */
 	double t0 = now();
-	loop();
+	if (nthreads == 1)
+		loop(12345u);
+	else {
+		pthread_t t[64];
+		for (unsigned i = 0; i < nthreads; i++)
+			if (pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i))
+				abort();
+		for (unsigned i = 0; i < nthreads; i++)
+			pthread_join(t[i], NULL);
+	}
 	double t1 = now();
-	printf("%.1f\n", (t1 - t0) * 1e9 / (double)pairs);
+	printf("%.1f\n", (t1 - t0) * 1e9 / (double)(pairs * nthreads));
 	return 0;
 }

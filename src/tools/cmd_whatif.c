@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_whatif.c - `tlm whatif [--device N] [--setting SPEC ...] [--recorded SPEC]
+ * [--memory BYTES] [--format text|json] [-o FILE] TRACE`: replays the trace's
+ * PyTorch allocator requests under other allocator settings
+ * (src/whatif/whatif.h). docs/whatif.md is the user guide.
+ *
+ * Exit codes: 0 written; 2 the trace cannot be read, has no allocator blocks
+ * or was made with a backend the model does not cover; 64 bad usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "whatif/whatif.h"
+
+#define USAGE                                                                                        \
+	"usage: tlm whatif [--device N] [--setting SPEC ...] [--recorded SPEC] [--memory BYTES]\n"   \
+	"                  [--format text|json] [-o FILE] TRACE\n"
+
+static const char help[] =
+	USAGE
+	"\n"
+	"Replays the block requests of PyTorch's CUDA caching allocator recorded in\n"
+	"TRACE through a model of that allocator, under the recorded settings and\n"
+	"under alternatives, and says which setting would have avoided the OOM.\n"
+	"\n"
+	"options:\n"
+	"  --device N                 only device N (default: every device with blocks)\n"
+	"  --setting SPEC             an alternative, as in PYTORCH_CUDA_ALLOC_CONF, applied\n"
+	"                             over the recorded settings (repeatable; default: a grid\n"
+	"                             of expandable_segments, max_split_size_mb,\n"
+	"                             garbage_collection_threshold, roundup_power2_divisions)\n"
+	"  --recorded SPEC            the settings of the recorded run (default: the trace's\n"
+	"                             torch.alloc_conf, else PyTorch's defaults)\n"
+	"  --memory BYTES             the device's memory (suffixes K, M, G; default: from a\n"
+	"                             failed allocation in the trace, else the recorded\n"
+	"                             device size, else unlimited)\n"
+	"  -f, --format text|json     output format (default text)\n"
+	"  -o, --output FILE          write to FILE instead of stdout\n"
+	"  -h, --help                 show this help\n"
+	"\n"
+	"exit: 0 ok, 2 the trace is unreadable or has nothing to replay, 64 bad usage\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("tlm whatif: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	fputs(USAGE, stderr);
+	return TLM_EXIT_USAGE;
+}
+
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift) {
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B"))
+			end += strlen(end);
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* "--name V" or "--name=V" (and the short form); NULL when argv[*i] is not it. */
+static const char *opt(const char *name, const char *shrt, int argc, char **argv, int *i, bool *missing)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+	if (shrt && !strcmp(a, shrt))
+		a = name;
+	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (++*i < argc)
+		return argv[*i];
+	*missing = true;
+	return NULL;
+}
+
+int tlm_cmd_whatif(int argc, char **argv)
+{
+	struct tlm_wi_options o = {.device = -1};
+	const char **settings = calloc((size_t)argc + 1, sizeof *settings);
+	const char *trace = NULL, *out = NULL, *format = "text";
+	int rc = TLM_EXIT_USAGE;
+	if (!settings) {
+		fprintf(stderr, "tlm whatif: out of memory\n");
+		return TLM_EXIT_DAMAGED;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		bool missing = false;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(help, stdout);
+			rc = TLM_EXIT_OK;
+			goto done;
+		} else if ((v = opt("--device", NULL, argc, argv, &i, &missing))) {
+			char *end;
+			errno = 0;
+			long d = strtol(v, &end, 10);
+			if (*v < '0' || *v > '9' || *end || errno || d > 32767) {
+				rc = usage_error("--device: bad device number '%s'", v);
+				goto done;
+			}
+			o.device = (int)d;
+		} else if ((v = opt("--setting", NULL, argc, argv, &i, &missing))) {
+			settings[o.nsettings++] = v;
+		} else if ((v = opt("--recorded", NULL, argc, argv, &i, &missing))) {
+			o.recorded = v;
+		} else if ((v = opt("--memory", NULL, argc, argv, &i, &missing))) {
+			if (parse_bytes(v, &o.memory) || !o.memory) {
+				rc = usage_error("--memory: bad size '%s' (bytes, or with K, M, G)", v);
+				goto done;
+			}
+		} else if ((v = opt("--format", "-f", argc, argv, &i, &missing))) {
+			if (strcmp(v, "text") && strcmp(v, "json")) {
+				rc = usage_error("--format: expected text or json, got '%s'", v);
+				goto done;
+			}
+			format = v;
+		} else if ((v = opt("--output", "-o", argc, argv, &i, &missing))) {
+			out = v;
+		} else if (missing) {
+			rc = usage_error("%s needs a value", a);
+			goto done;
+		} else if (a[0] == '-' && a[1]) {
+			rc = usage_error("unknown option '%s'", a);
+			goto done;
+		} else if (trace) {
+			rc = usage_error("one trace only (got '%s' too)", a);
+			goto done;
+		} else {
+			trace = a;
+		}
+		if (missing) {
+			rc = usage_error("%s needs a value", a);
+			goto done;
+		}
+	}
+	if (!trace) {
+		rc = usage_error("missing TRACE%s", "");
+		goto done;
+	}
+	/* settings are checked before the trace is read: a typo fails fast */
+	for (size_t k = 0; k < o.nsettings; k++) {
+		struct tlm_wi_settings s;
+		char err[200];
+		tlm_wi_defaults(&s);
+		if (tlm_wi_parse(&s, settings[k], err, sizeof err)) {
+			fprintf(stderr, "tlm whatif: --setting '%s': %s\n", settings[k], err);
+			goto done;
+		}
+	}
+	o.settings = settings;
+	struct tlm_wi_report r;
+	char err[512];
+	if (tlm_wi_run(trace, &o, &r, err, sizeof err)) {
+		fprintf(stderr, "tlm whatif: %s\n", err);
+		rc = TLM_EXIT_DAMAGED;
+		goto done;
+	}
+	FILE *f = out ? fopen(out, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "tlm whatif: %s: %s\n", out, strerror(errno));
+		tlm_wi_report_free(&r);
+		rc = TLM_EXIT_DAMAGED;
+		goto done;
+	}
+	int w = !strcmp(format, "json") ? tlm_wi_render_json(&r, f) : tlm_wi_render_text(&r, f);
+	if (out && fclose(f))
+		w = -1;
+	else if (!out && fflush(f))
+		w = -1;
+	tlm_wi_report_free(&r);
+	if (w) {
+		fprintf(stderr, "tlm whatif: write error\n");
+		rc = TLM_EXIT_DAMAGED;
+		goto done;
+	}
+	rc = TLM_EXIT_OK;
+done:
+	free(settings);
+	return rc;
+}

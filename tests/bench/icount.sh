@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# icount.sh - the recording path's cost as instruction counts, against limits.
+#
+# A regression guard that does not time anything (CI machines are shared and
+# noisy): each workload runs under valgrind's callgrind with N and 2N pairs,
+# plain and under libtlm.so; tlm's instructions per event are
+#   ((tlm(2N) - tlm(N)) - (plain(2N) - plain(N))) / (2 N),
+# so start-up, exit and the workload's own work cancel out, and everything
+# the recording adds (hooks, stack capture, rings, the writer thread's merge,
+# encoding, zstd) stays in. Each figure must stay at or below its limit in
+# LIMITS (about 1.5-2 times what it measured when the limit was set), so a
+# change that doubles the cost fails. Skipped (77) without valgrind, or in a
+# sanitized build (the counts would measure the sanitizer).
+#
+# usage: icount.sh BUILD_DIR LIMITS [SANITIZE]
+set -u
+build=$1
+limits=$2
+san=${3:-none}
+if [ "$san" != none ] && [ -n "$san" ]; then
+	echo "icount: not measured: sanitized build ($san)"
+	exit 77
+fi
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "icount: not measured: valgrind not installed"
+	exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+build=$(cd "$build" && pwd)
+sim=$build/src/sim
+lib=$build/src/shim/libtlm.so
+
+# total instructions of one run: count MODE(tlm|plain) CMD...
+count() {
+	mode=$1
+	shift
+	out=$work/cg.$$
+	rm -f "$out"
+	if [ "$mode" = tlm ]; then
+		env LD_PRELOAD="$lib" TLM_OUTPUT="$work/t.trace" TLM_SUMMARY=0 \
+			valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >"$work/log" 2>&1
+	else
+		valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >"$work/log" 2>&1
+	fi
+	st=$?
+	rm -f "$work"/t.trace*
+	if [ $st -ne 0 ] || [ ! -s "$out" ]; then
+		echo "icount: failed ($st): $*" >&2
+		tail -5 "$work/log" >&2
+		echo x
+		return
+	fi
+	sed -n 's/^totals: *//p' "$out"
+}
+
+fail=0
+# check NAME N K CMD-WITH-@N@: per-event instructions against the limit NAME;
+# the command makes K*@N@ pairs (plus a constant)
+check() {
+	name=$1
+	n=$2
+	k=$3
+	shift 3
+	lim=$(awk -v k="$name" '$1 == k { print $2 }' "$limits")
+	if [ -z "$lim" ]; then
+		echo "icount: $name: no limit in $limits"
+		fail=1
+		return
+	fi
+	r=""
+	for mode in plain tlm; do
+		for m in 1 2; do
+			c=$(count "$mode" $(echo "$@" | sed "s/@N@/$((n * m))/g"))
+			r="$r $c"
+		done
+	done
+	case $r in *x*) fail=1; return ;; esac
+	# shellcheck disable=SC2086
+	per=$(echo $r | awk -v n="$n" -v k="$k" '{ printf "%d", (($4 - $3) - ($2 - $1)) / (2 * n * k) }')
+	if [ "$per" -le "$lim" ]; then
+		echo "icount: $name: $per instructions per event (limit $lim)"
+	else
+		echo "icount: $name: $per instructions per event, over the limit $lim"
+		fail=1
+	fi
+}
+
+export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# one call path of 30 frames, repeated: the unwind cache hits
+check repeated 2000 1 "$build/tests/bench/bench_shim" --child @N@ 30
+# 8 paths, recursion depth 10-29, shifting stack pointer: the cache misses
+check varying 2000 1 "$build/tests/bench/bench_vary" cuda @N@ 8 20
+# 4 producer threads into their rings, merged by the writer
+check threads 1000 4 "$build/tests/bench/bench_vary" cuda @N@ 8 20 4
+# Python: 10 nested calls per pair from 16 paths (native + Python stacks)
+# the interpreter itself, not a wrapper script (pyenv's shims are scripts)
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+if [ -n "$py" ] && [ -x "$py" ]; then
+	TLM_TEST_CUDART=$sim/libcudart.so.13 check python 500 3 "$py" "$(dirname "$0")/../python/bench_paths.py" 16 10 @N@
+else
+	echo "icount: python: not measured: python3 not found"
+fi
+exit $fail

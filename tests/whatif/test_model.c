@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_model.c - the allocator model on hand-built request sequences. Every
+ * expected figure below was derived by hand from the rules of
+ * c10/cuda/CUDACachingAllocator.cpp (the comments give the steps), on the
+ * replay's simulated device (2 MiB pages, first fit from the base).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "whatif/replay_int.h"
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+#define BASE 0x200000000000ull
+
+struct fx {
+	struct wi_sim sim;
+	struct tlm_wi_drv drv;
+	struct tlm_wi_model *m;
+	struct tlm_wi_stats st;
+};
+
+static void setup_fx(struct fx *f, const char *spec, uint64_t memory)
+{
+	struct tlm_wi_settings s;
+	char err[200];
+	tlm_wi_defaults(&s);
+	assert_int_equal(tlm_wi_parse(&s, spec, err, sizeof err), 0);
+	tlm__wi_sim_init(&f->sim, memory, BASE);
+	f->sim.keep_log = true;
+	tlm__wi_sim_drv(&f->sim, &f->drv);
+	f->m = tlm_wi_model_new(&s, &f->drv, memory ? memory : 80ull << 30);
+	assert_non_null(f->m);
+}
+
+static void teardown_fx(struct fx *f)
+{
+	tlm_wi_model_free(f->m);
+	tlm__wi_sim_fini(&f->sim);
+}
+
+static uint64_t get(struct fx *f, uint64_t size, uint64_t *bsize)
+{
+	uint64_t a = 0, b = 0;
+	assert_int_equal(tlm_wi_model_malloc(f->m, size, 0, &a, &b), 0);
+	if (bsize)
+		*bsize = b;
+	return a;
+}
+
+static void stats(struct fx *f)
+{
+	tlm_wi_model_stats(f->m, &f->st);
+}
+
+static void log_is(const struct fx *f, size_t i, int what, uint64_t addr, uint64_t size)
+{
+	assert_true(i < f->sim.nlog);
+	assert_int_equal(f->sim.log[i].what, what);
+	assert_int_equal(f->sim.log[i].size, size);
+	if (what != WI_SEG_FAIL && what != WI_CREATE_FAIL)
+		assert_int_equal(f->sim.log[i].addr, addr);
+}
+
+static void test_rounding(void **state)
+{
+	(void)state;
+	struct tlm_wi_settings s;
+	char err[200];
+	tlm_wi_defaults(&s);
+	assert_int_equal(tlm_wi_round_size(&s, 1), 512);
+	assert_int_equal(tlm_wi_round_size(&s, 512), 512);
+	assert_int_equal(tlm_wi_round_size(&s, 513), 1024);
+	assert_int_equal(tlm_wi_round_size(&s, MiB + 1), MiB + 512);
+	assert_int_equal(tlm_wi_allocation_size(MiB), 2 * MiB);
+	assert_int_equal(tlm_wi_allocation_size(MiB + 512), 20 * MiB);
+	assert_int_equal(tlm_wi_allocation_size(10 * MiB - 512), 20 * MiB);
+	assert_int_equal(tlm_wi_allocation_size(10 * MiB), 10 * MiB);
+	assert_int_equal(tlm_wi_allocation_size(11 * MiB + 512), 12 * MiB);
+	assert_int_equal(tlm_wi_parse(&s, "roundup_power2_divisions:4", err, sizeof err), 0);
+	/* below 512 B x 4 divisions: plain 512 B rounding */
+	assert_int_equal(tlm_wi_round_size(&s, 1200), 1536);
+	/* 1.2 MiB: floor 1 MiB, quarter steps of 256 KiB -> 1.25 MiB */
+	assert_int_equal(tlm_wi_round_size(&s, 1258291), MiB + 256 * KiB);
+	assert_int_equal(tlm_wi_round_size(&s, 3 * MiB + 1), 3 * MiB + 512 * KiB);
+	assert_int_equal(tlm_wi_round_size(&s, 4 * MiB), 4 * MiB);
+	/* per interval: [256:1,512:2,1024:4,>:8] */
+	tlm_wi_defaults(&s);
+	assert_int_equal(tlm_wi_parse(&s, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", err, sizeof err), 0);
+	assert_int_equal(tlm_wi_round_size(&s, 300 * MiB + 1), 300 * MiB + 512);
+	assert_int_equal(tlm_wi_round_size(&s, 600 * MiB), 768 * MiB);
+	/* ">" fills from the last interval named, that one included (as
+	 * parseRoundUpPower2Divisions does): 1024 MiB gets 8, not 4 */
+	assert_int_equal(tlm_wi_round_size(&s, 1100 * MiB), 1152 * MiB);
+	assert_int_equal(tlm_wi_round_size(&s, 2100 * MiB), 2304 * MiB);
+}
+
+static void test_settings(void **state)
+{
+	(void)state;
+	struct tlm_wi_settings s;
+	char err[200], buf[256];
+	tlm_wi_defaults(&s);
+	assert_int_equal(tlm_wi_parse(&s, "max_split_size_mb:10", err, sizeof err), -1);
+	assert_non_null(strstr(err, ">= 20"));
+	assert_int_equal(tlm_wi_parse(&s, "foo:1", err, sizeof err), -1);
+	assert_string_equal(err, "unrecognized allocator setting 'foo'");
+	assert_int_equal(tlm_wi_parse(&s, "expandable_segments:true", err, sizeof err), -1);
+	assert_int_equal(tlm_wi_parse(&s, "garbage_collection_threshold:1.0", err, sizeof err), -1);
+	assert_int_equal(tlm_wi_parse(&s, "max_split_size_mb", err, sizeof err), -1);
+	tlm_wi_defaults(&s);
+	assert_int_equal(tlm_wi_parse(&s, " expandable_segments:True, max_split_size_mb:128,garbage_collection_threshold:0.6",
+				      err, sizeof err), 0);
+	tlm_wi_format(&s, buf, sizeof buf);
+	assert_string_equal(buf, "expandable_segments:True,max_split_size_mb:128,garbage_collection_threshold:0.6");
+	assert_int_equal(tlm_wi_parse(&s, "backend:cudaMallocAsync", err, sizeof err), 0);
+	assert_true(s.async_backend);
+	tlm_wi_defaults(&s);
+	tlm_wi_format(&s, buf, sizeof buf);
+	assert_string_equal(buf, "");
+}
+
+/* Small pool: 2 MiB segments, blocks split at 512 B, best fit. */
+static void test_small_pool(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "", 0);
+	uint64_t b, a1 = get(&f, 1000, &b);
+	assert_int_equal(b, 1024);
+	assert_int_equal(a1, BASE);
+	uint64_t a2 = get(&f, 1536, &b);
+	assert_int_equal(a2, BASE + 1024);
+	assert_int_equal(tlm_wi_model_release(f.m, a1), 1024);
+	/* free: [BASE, 1024) and the tail after a2; best fit takes the first */
+	assert_int_equal(get(&f, 600, &b), BASE);
+	assert_int_equal(b, 1024);
+	stats(&f);
+	assert_int_equal(f.st.reserved, 2 * MiB);
+	assert_int_equal(f.st.allocated, 2560);
+	assert_int_equal(f.st.num_device_alloc, 1);
+	teardown_fx(&f);
+}
+
+/* Large pool: a 20 MiB segment for 1-10 MiB, split while > 1 MiB remains;
+ * from 10 MiB the request rounded to 2 MiB. */
+static void test_large_pool(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "", 0);
+	uint64_t b, a = get(&f, 3 * MiB, &b);
+	assert_int_equal(a, BASE);
+	assert_int_equal(b, 3 * MiB);
+	/* 16.5 MiB fits the 17 MiB rest; 0.5 MiB would remain: not split */
+	assert_int_equal(get(&f, 16 * MiB + 512 * KiB, &b), BASE + 3 * MiB);
+	assert_int_equal(b, 17 * MiB);
+	/* 11 MiB + 1: 12 MiB segment, 1 MiB - 512 remains: not split */
+	assert_int_equal(get(&f, 11 * MiB + 1, &b), BASE + 20 * MiB);
+	assert_int_equal(b, 12 * MiB);
+	stats(&f);
+	assert_int_equal(f.st.reserved, 32 * MiB);
+	assert_int_equal(f.st.allocated, 32 * MiB);
+	assert_int_equal(f.st.num_device_alloc, 2);
+	log_is(&f, 0, WI_SEG_ALLOC, BASE, 20 * MiB);
+	log_is(&f, 1, WI_SEG_ALLOC, BASE + 20 * MiB, 12 * MiB);
+	teardown_fx(&f);
+}
+
+/* max_split_size_mb: oversize blocks serve only requests >= the limit, and
+ * only within kLargeBuffer (20 MiB) of their size; they are never split. */
+static void test_max_split(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "max_split_size_mb:32", 0);
+	uint64_t b, a40 = get(&f, 40 * MiB, &b);
+	tlm_wi_model_release(f.m, a40);
+	uint64_t a30 = get(&f, 30 * MiB, &b); /* not the cached 40 MiB block */
+	assert_int_equal(a30, BASE + 40 * MiB);
+	tlm_wi_model_release(f.m, a30);
+	assert_int_equal(get(&f, 38 * MiB, &b), a40); /* 40 < 38 + 20: taken whole */
+	assert_int_equal(b, 40 * MiB);
+	get(&f, 35 * MiB, &b); /* the cached 30 MiB is too small: a 36 MiB segment */
+	assert_int_equal(b, 36 * MiB);
+	stats(&f);
+	assert_int_equal(f.st.reserved, 106 * MiB);
+	assert_int_equal(f.st.num_device_alloc, 3);
+	teardown_fx(&f);
+}
+
+/* A failed cudaMalloc frees every unsplit cached block and retries. */
+static void test_oom_retry(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "", 64 * MiB);
+	uint64_t a[5], b;
+	for (int i = 0; i < 5; i++)
+		a[i] = get(&f, 12 * MiB, &b);
+	tlm_wi_model_release(f.m, a[1]);
+	tlm_wi_model_release(f.m, a[3]);
+	assert_int_equal(get(&f, 14 * MiB, &b), BASE + 60 * MiB);
+	stats(&f);
+	assert_int_equal(f.st.reserved, 50 * MiB);
+	assert_int_equal(f.st.num_device_free, 2);
+	assert_int_equal(f.st.num_alloc_retries, 1);
+	assert_int_equal(f.sim.nlog, 9);
+	log_is(&f, 5, WI_SEG_FAIL, 0, 14 * MiB);
+	log_is(&f, 6, WI_SEG_FREE, BASE + 12 * MiB, 12 * MiB);
+	log_is(&f, 7, WI_SEG_FREE, BASE + 36 * MiB, 12 * MiB);
+	log_is(&f, 8, WI_SEG_ALLOC, BASE + 60 * MiB, 14 * MiB);
+	teardown_fx(&f);
+}
+
+/* A 40 MiB block cached, then split by a 12 MiB request: 30 MiB has no room
+ * on a 64 MiB device. max_split_size_mb:32 and expandable segments avoid it. */
+static void scenario(struct fx *f, int *rc_c)
+{
+	uint64_t b, a = get(f, 40 * MiB, &b), c = 0;
+	tlm_wi_model_release(f->m, a);
+	get(f, 12 * MiB, &b);
+	*rc_c = tlm_wi_model_malloc(f->m, 30 * MiB, 0, &c, &b);
+	stats(f);
+}
+
+static void test_fragmentation_default(void **state)
+{
+	(void)state;
+	struct fx f;
+	int rc;
+	setup_fx(&f, "", 64 * MiB);
+	scenario(&f, &rc);
+	assert_int_equal(rc, -1);
+	assert_int_equal(f.st.num_ooms, 1);
+	assert_int_equal(f.st.num_alloc_retries, 1);
+	assert_int_equal(f.st.peak_reserved, 40 * MiB);
+	uint64_t fr, big;
+	tlm_wi_model_free_space(f.m, &fr, &big);
+	assert_int_equal(fr, 28 * MiB);
+	assert_int_equal(big, 28 * MiB);
+	teardown_fx(&f);
+}
+
+static void test_fragmentation_max_split(void **state)
+{
+	(void)state;
+	struct fx f;
+	int rc;
+	setup_fx(&f, "max_split_size_mb:32", 64 * MiB);
+	scenario(&f, &rc);
+	assert_int_equal(rc, 0);
+	/* 12 MiB segment (52 MiB reserved), then the 40 MiB one is released */
+	assert_int_equal(f.st.peak_reserved, 52 * MiB);
+	assert_int_equal(f.st.allocated_at_peak, 12 * MiB);
+	assert_int_equal(f.st.reserved, 42 * MiB);
+	assert_int_equal(f.st.num_device_alloc, 3);
+	assert_int_equal(f.st.num_device_free, 1);
+	assert_int_equal(f.st.num_alloc_retries, 0);
+	log_is(&f, 2, WI_SEG_FAIL, 0, 30 * MiB);
+	log_is(&f, 3, WI_SEG_FREE, BASE, 40 * MiB);
+	teardown_fx(&f);
+}
+
+static void test_fragmentation_expandable(void **state)
+{
+	(void)state;
+	struct fx f;
+	int rc;
+	setup_fx(&f, "expandable_segments:True", 64 * MiB);
+	scenario(&f, &rc);
+	assert_int_equal(rc, 0);
+	/* 72 MiB of address space = 4 pages of 20 MiB; 2 pages, then 1 more */
+	assert_int_equal(f.st.peak_reserved, 60 * MiB);
+	assert_int_equal(f.st.num_device_alloc, 2);
+	assert_int_equal(f.st.num_device_free, 0);
+	log_is(&f, 0, WI_RESERVE, BASE, 80 * MiB);
+	log_is(&f, 1, WI_MAP, BASE, 20 * MiB);
+	log_is(&f, 2, WI_MAP, BASE + 20 * MiB, 20 * MiB);
+	log_is(&f, 3, WI_MAP, BASE + 40 * MiB, 20 * MiB);
+	assert_int_equal(f.sim.nlog, 4);
+	/* the 30 MiB block starts where the 12 MiB one ends */
+	uint64_t b, c = get(&f, 6 * MiB, &b);
+	assert_int_equal(c, BASE + 42 * MiB);
+	/* empty the cache: everything free is unmapped, the range given back */
+	tlm_wi_model_release(f.m, c);
+	tlm_wi_model_release(f.m, BASE);
+	tlm_wi_model_release(f.m, BASE + 12 * MiB);
+	tlm_wi_model_empty_cache(f.m);
+	stats(&f);
+	assert_int_equal(f.st.reserved, 0);
+	assert_int_equal(f.st.num_device_free, 1);
+	log_is(&f, 4, WI_UNMAP, BASE, 20 * MiB);
+	log_is(&f, 6, WI_UNMAP, BASE + 40 * MiB, 20 * MiB);
+	log_is(&f, 7, WI_RESERVE_FREE, BASE, 80 * MiB);
+	teardown_fx(&f);
+}
+
+/* garbage_collection_threshold (with a memory fraction below 1): over
+ * 0.5 x 0.99 x 64 MiB, the cached blocks at least as old as the mean are
+ * freed, all of them here. */
+static void test_gc(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "garbage_collection_threshold:0.5,per_process_memory_fraction:0.99", 64 * MiB);
+	uint64_t a[3], b;
+	for (int i = 0; i < 3; i++)
+		a[i] = get(&f, 12 * MiB, &b);
+	for (int i = 0; i < 3; i++)
+		tlm_wi_model_release(f.m, a[i]);
+	get(&f, 14 * MiB, &b);
+	stats(&f);
+	assert_int_equal(f.st.num_device_free, 3);
+	assert_int_equal(f.st.reserved, 14 * MiB);
+	teardown_fx(&f);
+	/* without a fraction (or at 1.0) PyTorch never collects */
+	setup_fx(&f, "garbage_collection_threshold:0.5,per_process_memory_fraction:1.0", 64 * MiB);
+	for (int i = 0; i < 3; i++)
+		a[i] = get(&f, 12 * MiB, &b);
+	for (int i = 0; i < 3; i++)
+		tlm_wi_model_release(f.m, a[i]);
+	get(&f, 14 * MiB, &b);
+	stats(&f);
+	assert_int_equal(f.st.num_device_free, 0);
+	assert_int_equal(f.st.reserved, 50 * MiB);
+	teardown_fx(&f);
+}
+
+/* Streams: a block freed on one stream is not reused on another. */
+static void test_streams(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "", 0);
+	uint64_t a = 0, b = 0, c = 0;
+	assert_int_equal(tlm_wi_model_malloc(f.m, 4096, 7, &a, &b), 0);
+	tlm_wi_model_release(f.m, a);
+	assert_int_equal(tlm_wi_model_malloc(f.m, 4096, 9, &c, &b), 0);
+	assert_int_equal(c, BASE + 2 * MiB);
+	assert_int_equal(tlm_wi_model_malloc(f.m, 4096, 7, &c, &b), 0);
+	assert_int_equal(c, BASE);
+	teardown_fx(&f);
+}
+
+/* Ties between cached blocks of one size: the lowest address, or (newer
+ * PyTorch) the oldest segment first. Segment A is given back, C takes its
+ * (lower) address after B: C's and B's free halves tie. */
+static void test_ties(void **state)
+{
+	(void)state;
+	for (int by_segment = 0; by_segment < 2; by_segment++) {
+		struct fx f;
+		setup_fx(&f, "", 0);
+		struct tlm_wi_model *m = f.m;
+		struct tlm_wi_settings s;
+		tlm_wi_defaults(&s);
+		s.ties_by_segment = by_segment;
+		tlm_wi_model_free(m);
+		f.m = tlm_wi_model_new(&s, &f.drv, 80ull << 30);
+		uint64_t b, a1 = get(&f, MiB, &b), a2 = get(&f, MiB, &b);
+		uint64_t b1 = get(&f, MiB, &b), b2 = get(&f, MiB, &b);
+		assert_int_equal(b1, BASE + 2 * MiB);
+		tlm_wi_model_release(f.m, a1);
+		tlm_wi_model_release(f.m, a2);
+		tlm_wi_model_empty_cache(f.m);
+		uint64_t c1 = get(&f, MiB, &b), c2 = get(&f, MiB, &b);
+		assert_int_equal(c1, BASE); /* first fit: A's old place */
+		tlm_wi_model_release(f.m, c2);
+		tlm_wi_model_release(f.m, b2);
+		assert_int_equal(get(&f, MiB, &b), by_segment ? BASE + 3 * MiB : BASE + MiB);
+		(void)b1;
+		(void)c1;
+		teardown_fx(&f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_settings),
+		cmocka_unit_test(test_small_pool),
+		cmocka_unit_test(test_large_pool),
+		cmocka_unit_test(test_max_split),
+		cmocka_unit_test(test_oom_retry),
+		cmocka_unit_test(test_fragmentation_default),
+		cmocka_unit_test(test_fragmentation_max_split),
+		cmocka_unit_test(test_fragmentation_expandable),
+		cmocka_unit_test(test_gc),
+		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_ties),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
