@@ -5,6 +5,7 @@
  * and mappings and fails with CUDA_ERROR_INVALID_VALUE, writing nothing, when
  * it leaves them; a stream capture records copies, sets and host functions
  * that each graph launch replays (src/sim/sim_graph.c). TLM_SIM_MEMORY=64M, TLM_SIM_DEVICES=2. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim_test.h"
@@ -448,8 +449,41 @@ static void test_capture(void **state)
 	CU_OK(cuMemFree_v2(b));
 }
 
+/* Host backing comes in 1 GiB chunks (sim_backing.c): one allocation
+ * across a chunk boundary copies and sets as one range. Needs 2 GiB of
+ * device memory (the sim_contents_chunks test). */
+static void test_chunk_boundary(void **state)
+{
+	(void)state;
+	enum { N = 4 << 20 };
+	static uint8_t in[N], out[N];
+	CUdeviceptr d;
+	CU_OK(cuMemAlloc_v2(&d, 1536ull << 20));
+	uint64_t at = DEV_VA_BASE + (1ull << 30) - N / 2; /* straddles offset 1 GiB */
+	assert_true(at >= d && at + N <= d + (1536ull << 20));
+	fill_pat(in, N);
+	CU_OK(cuMemcpyHtoD_v2(at, in, N));
+	CU_OK(cuMemcpyDtoH_v2(out, at, N));
+	assert_memory_equal(out, in, N);
+	CU_OK(cuMemsetD32_v2(at, 0x0badf00du, N / 4));
+	CU_OK(cuMemcpyDtoH_v2(out, at + N / 2 - 8, 16));
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(((uint32_t *)out)[i], 0x0badf00du);
+	CU_OK(cuMemFree_v2(d));
+	CU_OK(cuMemAlloc_v2(&d, 1536ull << 20));
+	CU_OK(cuMemcpyDtoH_v2(out, at, N));
+	assert_all(out, N, 0); /* zeros again after the free, in both chunks */
+	CU_OK(cuMemFree_v2(d));
+}
+
 int main(void)
 {
+	if (getenv("TLM_TEST_CHUNKS")) {
+		const struct CMUnitTest big[] = {
+			cmocka_unit_test_teardown(test_chunk_boundary, sim_test_no_leak),
+		};
+		return cmocka_run_group_tests(big, sim_test_setup_dev0, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_round_trip_and_zeros, sim_test_no_leak),
 		cmocka_unit_test_teardown(test_dtod_peer_async, sim_test_no_leak),
