@@ -20,3 +20,5 @@ fi
 if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
 	sh "$(dirname "$0")/fetch-cuda-wheels.sh"
 fi
+# the real PyTorch CUDA wheel, in a venv outside the tree (tests/torch, docs/simulate.md)
+sh "$(dirname "$0")/torch-venv.sh"

@@ -264,6 +264,8 @@ ssize_t tlm__live_blocks(const struct tlm__live_map *m, int device, int mkind, c
  * (blocks count against the range that holds their start; gaps never span
  * two ranges). 0 without memory. */
 uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind);
+/* The same over the ranges holding at least one live block only. */
+uint64_t tlm__largest_gap_in_use(const struct tlm__live_map *m, int device, int mkind);
 /* Hook for a "run is over" marker (e.g. Python finalization began): fixes the
  * end of the run at t and takes the live-at-end snapshot now, so frees made
  * during teardown do not hide what was live. */

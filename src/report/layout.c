@@ -94,7 +94,22 @@ ssize_t tlm__live_blocks(const struct tlm__live_map *m, int device, int mkind, c
 	return (ssize_t)n;
 }
 
+static uint64_t largest_gap(const struct tlm__live_map *m, int device, int mkind, bool in_use);
+
 uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind)
+{
+	return largest_gap(m, device, mkind, false);
+}
+
+/* At an allocator's OOM: PyTorch has just released every segment without a
+ * live block, so a range without one belongs to someone else (cuBLAS's
+ * workspace, NCCL): not a gap the allocator could use. */
+uint64_t tlm__largest_gap_in_use(const struct tlm__live_map *m, int device, int mkind)
+{
+	return largest_gap(m, device, mkind, true);
+}
+
+static uint64_t largest_gap(const struct tlm__live_map *m, int device, int mkind, bool in_use)
 {
 	struct tlm__range *seg;
 	const struct tlm__live **blk;
@@ -113,12 +128,15 @@ uint64_t tlm__largest_gap(const struct tlm__live_map *m, int device, int mkind)
 		while (j < nb && blk[j]->addr < seg[i].start)
 			j++; /* blocks outside every range (allocated before tlm) */
 		uint64_t at = seg[i].start;
+		ssize_t first = j;
 		for (; j < nb && blk[j]->addr < seg[i].end; j++) {
 			if (blk[j]->addr > at && blk[j]->addr - at > best)
 				best = blk[j]->addr - at;
 			if (end_of(blk[j]) > at)
 				at = end_of(blk[j]);
 		}
+		if (in_use && j == first)
+			continue;
 		if (seg[i].end > at && seg[i].end - at > best)
 			best = seg[i].end - at;
 	}

@@ -278,6 +278,11 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_key(j, "source");
 		tlm__json_str(j, o->allocator ? "allocator" : "driver");
 		tlm__json_ku(j, "driver_failures", o->driver_failures);
+		tlm__json_key(j, "driver_request_bytes");
+		if (o->driver_request)
+			tlm__json_u64(j, o->driver_request);
+		else
+			tlm__json_null(j);
 		frames(j, r, o->stack_id, &L, i);
 		tlm__json_obj_end(j);
 	}

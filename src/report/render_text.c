@@ -326,9 +326,15 @@ static void ooms(FILE *f, struct tlm_report *r)
 			  tlm__human(df, sizeof df, o->device_free));
 		tlm__line(f, "      reserved but free %s (largest gap %s), fragmentation %.2f",
 			  tlm__human(rf, sizeof rf, o->reserved_free), tlm__human(lf, sizeof lf, o->largest_free), o->frag);
-		if (o->allocator)
+		if (o->allocator && o->driver_request) {
+			char dr[32];
+			tlm__line(f, "      reported by PyTorch's allocator; %" PRIu64 " failed driver request%s of %s on the way",
+				  o->driver_failures, o->driver_failures == 1 ? "" : "s",
+				  tlm__human(dr, sizeof dr, o->driver_request));
+		} else if (o->allocator) {
 			tlm__line(f, "      reported by PyTorch's allocator; %" PRIu64 " failed driver request%s on the way",
 				  o->driver_failures, o->driver_failures == 1 ? "" : "s");
+		}
 		verdict_line(f, o);
 		stack_lines(f, r, o->stack_id, &L, i);
 	}

@@ -182,7 +182,7 @@ static void allocator_oom(struct tlm__replay *rp, const struct tlm_event *ev)
 {
 	struct tlm_report *rep = rp->rep;
 	struct tlm__acct *a = acct(rp, ev->device, TLM_MEM_DEVICE);
-	uint64_t since = a ? a->last_block_ev : 0, folded = 0, dfree = 0;
+	uint64_t since = a ? a->last_block_ev : 0, folded = 0, dfree = 0, dreq = 0;
 	bool have_free = false;
 	size_t keep = rep->nooms;
 	for (size_t i = rep->nooms; i-- > 0;) {
@@ -193,6 +193,7 @@ static void allocator_oom(struct tlm__replay *rp, const struct tlm_event *ev)
 		    o->thread == ev->thread && ev->time_ns - (uint64_t)o->time_ns <= TLM__FOLD_NS) {
 			if (!have_free) {
 				dfree = o->device_free;
+				dreq = o->requested;
 				have_free = true;
 			}
 			folded++;
@@ -206,10 +207,18 @@ static void allocator_oom(struct tlm__replay *rp, const struct tlm_event *ev)
 	if (!o)
 		return;
 	o->driver_failures = folded;
-	if (have_free && !o->device_free) {
+	o->driver_request = dreq;
+	if (have_free && !o->device_free)
 		o->device_free = dfree;
-		verdict(o);
+	/* The allocator's own totals (reportOutOfMemoryToProfiler's): its
+	 * reserved-but-unallocated memory, without what other code took from the
+	 * driver on the same device (PyTorch's "reserved by PyTorch but
+	 * unallocated"). */
+	if (!(ev->flags & TLM_EVF_NO_TOTALS) && a && a->has_blocks) {
+		o->reserved_free = ev->stream > ev->aux ? ev->stream - ev->aux : 0;
+		o->largest_free = tlm__largest_gap_in_use(&rp->live, ev->device, TLM_MEM_DEVICE);
 	}
+	verdict(o);
 }
 
 static bool async_api(unsigned api)

@@ -114,6 +114,8 @@ struct tlm_report_oom {
 	int verdict;                     /* enum tlm_oom_verdict */
 	bool allocator;                  /* reported by an allocator tap (reportOutOfMemoryToProfiler) */
 	uint64_t driver_failures;        /* allocator: its failed driver requests folded into this one */
+	uint64_t driver_request;         /* allocator: the size the last of them asked the driver for
+	                                  * (PyTorch's "Tried to allocate"), 0 when none */
 	uint32_t thread;                 /* trace thread index */
 	uint64_t event;                  /* ordinal (1-based) of the failed allocation */
 };

@@ -18,8 +18,9 @@
  * that holds the real function.
  *
  * c10::Device {DeviceType type (int8); DeviceIndex index} arrives by value in
- * one integer register: type in byte 0; the index in byte 1 while
- * DeviceIndex was int8_t (torch < 2.3), in bytes 2-3 since it is int16_t.
+ * one integer register: type in byte 0; the index in byte 1 when
+ * DeviceIndex is int8_t (torch < 2.3, and the 2.15 wheel), in bytes 2-3 when
+ * it is int16_t. libc10_cuda.so's mangled names tell which (above).
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -131,12 +132,36 @@ static int parse_version(const char *path, int *major, int *minor)
 	return ok;
 }
 
-/* torch/version.py beside torch/lib/ that holds the real function. */
+/* The loaded libc10_cuda.so tells the index width in its own mangled names:
+ * c10::cuda::ExchangeDevice / set_device take a DeviceIndex ('a' = int8_t,
+ * 's' = int16_t). The torch version alone does not: the 2.15 wheel is back
+ * to int8_t. 0 when no such name is found (then the version decides). */
+static int layout_from_symbols(void)
+{
+	static const char *const probe[][2] = {
+		{"_ZN3c104cuda14ExchangeDeviceEa", "_ZN3c104cuda14ExchangeDeviceEs"},
+		{"_ZN3c104cuda10set_deviceEab", "_ZN3c104cuda10set_deviceEsb"},
+		{"_ZN3c104cuda10set_deviceEa", "_ZN3c104cuda10set_deviceEs"},
+	};
+	for (size_t i = 0; i < sizeof probe / sizeof probe[0]; i++) {
+		if (tlm__loaded_sym("libc10_cuda.so", probe[i][0]))
+			return 8;
+		if (tlm__loaded_sym("libc10_cuda.so", probe[i][1]))
+			return 16;
+	}
+	return 0;
+}
+
+/* The index width of the loaded torch: its libc10_cuda.so's names, else
+ * torch/version.py beside torch/lib/ that holds the real function. */
 static int layout_of(void *real)
 {
 	Dl_info di;
 	char path[4096];
 	int major = 0, minor = 0;
+	int bits = layout_from_symbols();
+	if (bits)
+		return bits;
 	if (!real || !dladdr(real, &di) || !di.dli_fname) {
 		tlm__log("torch: the real c10::reportMemoryUsageToProfiler was not found; "
 			 "assuming the c10::Device layout of torch >= 2.3");
@@ -209,7 +234,9 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	 * allocator's OOM leaves it 0, no CUDA call here; the report takes it
 	 * from the driver failures folded into this OOM */
 	bool failed = result != 0 && op == TLM_OP_ALLOC;
-	if (!tlm__rec_begin(&rc, failed))
+	/* a block free's stack is never read (the report keeps the allocation's),
+	 * and unwinding through libtorch is most of an event's cost */
+	if (!(op == TLM_OP_FREE ? tlm__rec_begin_nostack(&rc) : tlm__rec_begin(&rc, failed)))
 		return;
 	if (failed) {
 		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];

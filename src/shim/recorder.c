@@ -67,7 +67,21 @@ static void count_lost(struct tlm__ring *r)
 		atomic_fetch_add_explicit(&tlm__lost_noring, 1, memory_order_relaxed);
 }
 
+static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks);
+
 bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
+{
+	return rec_begin(rc, ext, true);
+}
+
+/* An event whose stack nobody reads (an allocator's block free: the report
+ * keeps the allocation's): no unwind, the costliest part of an event. */
+bool tlm__rec_begin_nostack(struct tlm__rec *rc)
+{
+	return rec_begin(rc, false, false);
+}
+
+static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
 {
 	tlm__forkguard_check(); /* a child made without fork(): reset, as after fork */
 	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__UNINIT) && !tlm__start_slow())
@@ -82,7 +96,7 @@ bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 	bool fresh = false;
 	uint32_t pyid = 0, pyslots = 0;
 	bool pyfresh = false;
-	if (tlm__cfg.stack_depth) {
+	if (stacks && tlm__cfg.stack_depth) {
 		sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
 		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
 	}

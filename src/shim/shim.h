@@ -121,6 +121,7 @@ struct tlm__rec {
  * sequence number and the time. Returns false when the event is not recorded
  * (drop mode and a full ring, or out of memory for a ring): it is counted. */
 bool tlm__rec_begin(struct tlm__rec *r, bool ext) TLM_HIDDEN;
+bool tlm__rec_begin_nostack(struct tlm__rec *r) TLM_HIDDEN; /* the same, stack id 0 */
 void tlm__rec_commit(struct tlm__rec *r) TLM_HIDDEN;
 
 /* convenience used by hooks */

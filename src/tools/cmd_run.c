@@ -22,9 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_run_simulate.h"
 #include "cmds.h"
 
-#define RUN_USAGE "usage: tlm run [-o PATH] [-f] [--no-summary] -- CMD [ARGS...]\n"
+#define RUN_USAGE "usage: tlm run [-o PATH] [-f] [--no-summary] [--simulate SIZE[,SIZE...] [--devices N]] -- CMD [ARGS...]\n"
 
 static int usage(void)
 {
@@ -45,6 +46,9 @@ static const char run_help[] =
 	"                       an existing file is never replaced, a symbolic link never followed\n"
 	"  -f, --force          replace an existing regular file at PATH\n"
 	"  --no-summary         do not print the end-of-run report\n"
+	"  --simulate SIZES     run on the simulated CUDA device (no GPU): e.g. 80G, or 80G,40G\n"
+	"                       for one device per size (docs/simulate.md)\n"
+	"  --devices N          with --simulate: N devices of the (one) size\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"libtlm.so is $TLM_LIBRARY, else the one next to tlm (build tree or install prefix).\n";
@@ -122,9 +126,12 @@ static int check_output(const char *output, int force)
 int tlm_cmd_run(int argc, char **argv)
 {
 	const char *output = NULL;
-	int summary = 1, force = 0, i = 1;
+	int summary = 1, force = 0, i = 1, sim;
 	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
+		if ((sim = tlm_simulate_option(argc, argv, &i)) != 0) {
+			if (sim < 0)
+				return sim == -2 ? TLM_EXIT_USAGE : usage(); /* -2: said why */
+		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		} else if (!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) {
@@ -158,6 +165,8 @@ int tlm_cmd_run(int argc, char **argv)
 		fprintf(stderr, "tlm run: --output needs a path\n");
 		return usage();
 	}
+	if (tlm_simulate_active() && tlm_simulate_prepare() != 0)
+		return TLM_EXIT_USAGE;
 	if (check_output(output, force) != 0)
 		return 1;
 	/* every libtlm.so of the run names its trace here (run_traces.c) */
@@ -197,6 +206,8 @@ int tlm_cmd_run(int argc, char **argv)
 		/* after what the user preloads already (a sanitizer runtime must stay first) */
 		snprintf(pre, l, "%s%s%s", prev ? prev : "", prev && *prev ? " " : "", lib);
 		setenv("LD_PRELOAD", pre, 1);
+		if (tlm_simulate_active())
+			tlm_simulate_child();
 		if (output)
 			setenv("TLM_OUTPUT", output, 1);
 		if (mfd >= 0)

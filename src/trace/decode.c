@@ -371,7 +371,7 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 		/* the last one counts; a value the shim never writes is not ours, and
 		 * reads as a plain exit rather than reaching a terminal */
 		if (!strcmp(q->key, "end"))
-			strcpy(r->end_how, !strcmp(q->value, "_exit") || !strcmp(q->value, "exec") ? q->value : "");
+			strcpy(r->end_how, !strcmp(q->value, "_exit") || !strcmp(q->value, "_Exit") || !strcmp(q->value, "exec") ? q->value : "");
 		break;
 	}
 	case TLM_REC_PYSTACK: {

@@ -25,5 +25,9 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 "$NVCC" -O2 -o .gpu/bin/paths_static tests/gpu/paths.cu
 "$NVCC" -O2 -cudart shared -o .gpu/bin/paths_shared tests/gpu/paths.cu
 cp tests/gpu/run.sh tests/gpu/torch_check.py tests/gpu/torch_issue4.py tests/gpu/nccl_check.py tests/gpu/compare_info.py .gpu/
+# the simulated device, for the GPU-vs-simulated comparison of the tiny GPT
+mkdir -p .gpu/sim
+cp build/src/sim/libcuda.so.1 build/src/sim/libnvidia-ml.so.1 build/src/sim/libtlm_simblas.so .gpu/sim/
+cp tests/gpu/torch_gpt.py tests/torch/real/gpt.py .gpu/
 du -sh .gpu
 echo "ready: carry .gpu and run: sh .gpu/run.sh"

@@ -105,5 +105,26 @@ print("%s torch4 overhead: step %.3f ms plain, %.3f ms under tlm (%+.1f %%), %.3
       % ("PASS" if o <= 3 else "FAIL", p, t, o, h, (h - p) / p * 100))
 sys.exit(0 if o <= 3 else 1)
 PY
+echo "== the tiny GPT on the GPU and on the simulated device of the same size (docs/simulate.md)"
+# the same cuDNN attention choice on both: the simulated device cannot run cuDNN
+export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
+LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" TLM_OUTPUT="$out/gpt-gpu.trace" \
+	python3 "$g/torch_gpt.py" "$out/gpt-gpu.json" || status=1
+if [ -f "$out/gpt-gpu.json" ]; then
+	mib=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['total'] >> 20)" "$out/gpt-gpu.json")
+	# what `tlm run --simulate SIZE` sets up, spelled out (the tools' own libraries stay out of python's way)
+	LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TLM_SIM_DEVICES=1 TLM_SIM_MEMORY="$((mib / 2 * 2))M" \
+		TLM_CUPTI=off LD_PRELOAD="$pre $g/sim/libcuda.so.1 $g/sim/libnvidia-ml.so.1 $g/sim/libtlm_simblas.so" \
+		TLM_OUTPUT="$out/gpt-sim.trace" python3 "$g/torch_gpt.py" "$out/gpt-sim.json" || status=1
+	python3 - "$out/gpt-gpu.json" "$out/gpt-sim.json" <<'PY' || status=1
+import json, sys
+g, s = (json.load(open(p)) for p in sys.argv[1:3])
+for k in ("allocated_peak", "reserved_peak"):
+    ok = g[k] == s[k]
+    print("%s gpt %s: GPU %d, simulated %d (difference %+d)" % ("PASS" if ok else "FAIL", k, g[k], s[k], s[k] - g[k]))
+sys.exit(0 if g["allocated_peak"] == s["allocated_peak"] and g["reserved_peak"] == s["reserved_peak"] else 1)
+PY
+fi
+unset TORCH_CUDNN_SDPA_DEPRIORITIZED
 echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status

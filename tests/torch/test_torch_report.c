@@ -126,19 +126,20 @@ static void test_layout_and_folding(void **state)
 	const struct tlm_report_oom *o = &r->ooms[1];
 	assert_true(o->allocator);
 	assert_int_equal(o->driver_failures, 2);
+	assert_true(o->driver_request == 4 * MiB);    /* the segment it asked the driver for */
 	assert_true(o->requested == 3 * MiB);
 	assert_true(o->device_free == 2 * MiB);       /* the last failure's */
 	assert_true(o->reserved_free == 3 * MiB);
 	assert_true(o->largest_free == 3 * MiB / 2);
 	assert_int_equal(o->verdict, TLM_OOM_FRAGMENTATION);
 	char *text = rt_render(r, tlm_report_text);
-	assert_non_null(strstr(text, "reported by PyTorch's allocator; 2 failed driver requests on the way"));
+	assert_non_null(strstr(text, "reported by PyTorch's allocator; 2 failed driver requests of 4.0 MiB on the way"));
 	assert_non_null(strstr(text, "PyTorch's allocator reported peaks of 3.0 MiB allocated, 6.0 MiB reserved"));
 	free(text);
 	char *json = rt_render(r, tlm_report_json);
 	assert_non_null(strstr(json, "\"allocator_reported\":{\"peak_allocated_bytes\":3145728,"
 				     "\"peak_reserved_bytes\":6291456}"));
-	assert_non_null(strstr(json, "\"source\":\"allocator\",\"driver_failures\":2"));
+	assert_non_null(strstr(json, "\"source\":\"allocator\",\"driver_failures\":2,\"driver_request_bytes\":4194304"));
 	free(json);
 	/* the map at the peak: both segments, and the three blocks in them */
 	char err[256];

@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# One real-PyTorch test: the tiny GPT workload (workload.py) on the simulated
+# device under `tlm run --simulate`, then check.py compares tlm's report and
+# trace with torch's own figures.
+#   run.sh CASE TLM TRACE_EVENTS SRCDIR
+# CASE: default | expandable | async | twodev
+# Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
+set -u
+case=$1 tlm=$2 events=$3 src=$4
+venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
+py=$venv/bin/python
+if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
+	echo "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch test '$case' not run"
+	exit 77
+fi
+tmp=$(mktemp -d)
+[ -n "${TLM_TEST_KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
+devs=1 conf="" args="--history $tmp/history.pickle" size=256M
+case $case in
+default) ;;
+expandable) conf=expandable_segments:True ;;
+async) conf=backend:cudaMallocAsync args="--no-oom" size=1G ;;
+twodev) devs=2 args="$args --no-oom" size=1G ;;
+*) echo "run.sh: unknown case '$case'"; exit 2 ;;
+esac
+# 256 MiB devices where the OOM scenario runs (it fills them quickly), else 1 GiB
+# shellcheck disable=SC2086
+# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
+env ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} TLM_SUMMARY=0 \
+	"$tlm" run --no-summary -o "$tmp/t.trace" --simulate "$size" --devices "$devs" -- \
+	"$py" "$src/workload.py" "$tmp/torch.json" --devices "$devs" $args >"$tmp/run.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+	tail -n 40 "$tmp/run.log"
+	echo "workload failed (exit $rc)"
+	exit 1
+fi
+"$tlm" report -f json -o "$tmp/report.json" "$tmp/t.trace" || exit 1
+"$events" "$tmp/t.trace" >"$tmp/events.txt" || exit 1
+"$py" "$src/check.py" "$case" "$tmp" "$src/workload.py"

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: MIT
+# The real-PyTorch workload of tests/torch/real: a few training steps of the
+# tiny GPT on each device, with a leak, a reference cycle freed by
+# gc.collect(), empty_cache() calls and a fragmentation OOM, then torch's own
+# figures written as JSON for check.py to compare with tlm's report.
+#   workload.py OUT.json [--devices N] [--steps N] [--history SNAPSHOT.pickle]
+# Lines that check.py looks for are marked "# tlm-test: NAME".
+import argparse
+import gc
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpt  # noqa: E402
+
+MiB = 1 << 20
+
+
+class Holder:
+    """A reference cycle that keeps a CUDA tensor alive until gc.collect()."""
+
+    def __init__(self, dev):
+        self.buf = torch.empty(3 * MiB, dtype=torch.uint8, device=dev)  # tlm-test: cycle
+        self.me = self
+
+
+def fragment_and_oom(dev):
+    """Fills the device with 2 MiB blocks in 20 MiB segments, frees every
+    other one, then asks for a block larger than any free gap: torch raises
+    OutOfMemoryError although enough memory is free in pieces."""
+    keep, drop, msgs = [], [], []
+    try:
+        while True:
+            t = torch.empty(2 * MiB + 4096, dtype=torch.uint8, device=dev)
+            (keep if len(keep) <= len(drop) else drop).append(t)
+    except torch.OutOfMemoryError as e:
+        msgs.append(str(e))
+    del drop
+    try:
+        big = torch.empty(24 * MiB, dtype=torch.uint8, device=dev)  # tlm-test: oom
+        del big
+    except torch.OutOfMemoryError as e:
+        msgs.append(str(e))
+    del keep
+    return msgs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--devices", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--history")
+    ap.add_argument("--no-oom", action="store_true")
+    a = ap.parse_args()
+    # the first optimizer imports torch's compiler stack (about 3 s of CPU):
+    # do it before the run's first CUDA allocation, so that the training loop
+    # is most of the run, as in a real one (the leak rule is about the run's
+    # duration, docs/report.md)
+    torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
+    if a.history:
+        torch.cuda.memory._record_memory_history(stacks="python")
+    gc.disable()  # the cycle is freed by the explicit gc.collect() below only
+    losses = []
+    ooms = []
+    devs = [torch.device("cuda", d) for d in range(a.devices)]
+    if not a.no_oom:  # first, so that the training loop (and its leak) ends the run
+        for dev in devs:
+            torch.cuda.set_device(dev)
+            ooms += fragment_and_oom(dev)
+        torch.cuda.empty_cache()
+    runs = []
+    for dev in devs:
+        torch.cuda.set_device(dev)
+        runs.append(gpt.make(dev) + gpt.batch(dev))
+    for _ in range(a.steps):  # the devices take turns, so each one's leak grows all run long
+        for dev, (model, opt, idx, targets) in zip(devs, runs):
+            torch.cuda.set_device(dev)
+            losses.append(gpt.step(model, opt, idx, targets))  # tlm-test: leak
+    for dev in devs:
+        torch.cuda.set_device(dev)
+        Holder(dev)
+    gc.collect()
+    torch.cuda.empty_cache()
+    out = {"devices": [], "ooms": ooms, "backend": torch.cuda.get_allocator_backend(), "steps": a.steps}
+    for d in range(a.devices):
+        s = torch.cuda.memory_stats(d)
+        out["devices"].append({
+            "device": d,
+            "max_memory_allocated": torch.cuda.max_memory_allocated(d),
+            "max_memory_reserved": torch.cuda.max_memory_reserved(d),
+            "memory_allocated": torch.cuda.memory_allocated(d),
+            "memory_reserved": torch.cuda.memory_reserved(d),
+            "num_ooms": s.get("num_ooms", 0),
+            "allocation_count": s.get("allocation.all.allocated", 0),
+        })
+    if a.history:
+        torch.cuda.memory._dump_snapshot(a.history)
+        torch.cuda.memory._record_memory_history(enabled=None)
+    with open(a.out, "w") as f:
+        json.dump(out, f)
+    return locals()  # what is alive now stays alive to the end of the run
+
+
+if __name__ == "__main__":
+    KEEP = main()
