@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Training steps of a Python loop (steps_workload.py) on the oldest and the
-# newest CPython 3.8-3.13 under pyenv: test_steps_py.sh LIBTLM TLM SIMDIR SRCDIR
+# newest CPython 3.8-3.13 under pyenv: test_steps_py.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
 # With none installed the test is skipped (exit 77).
 set -u
-libtlm=$1 tlm=$2 sim=$3 src=$4
+libtlm=$1 tlm=$2 sim=$3 dbl=$4 src=$5
 pyenv=${TLM_TEST_PYENV:-/root/.pyenv/versions}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,7 +24,7 @@ failed=0
 for py in $(echo "$first $last" | tr ' ' '\n' | sort -u); do
 	for mode in train eval warmup; do
 		tag=$(basename "$(dirname "$(dirname "$py")")")-$mode
-		if env TLM_SIM_MEMORY=1G TLM_SIM_DEVICES=1 TLM_TEST_CUDART="$sim/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
+		if env TLM_SIM_MEMORY=1G TLM_SIM_DEVICES=1 TLM_TEST_CUDART="$dbl/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
 			LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$libtlm" \
 			TLM_OUTPUT="$tmp/$tag.trace" TLM_SUMMARY=0 "$py" "$src/steps_workload.py" $mode 10 16384 "$tmp/$tag.truth" &&
 			"$tlm" report -f json -o "$tmp/$tag.json" "$tmp/$tag.trace" &&
@@ -39,7 +39,7 @@ done
 # The issue's case: a loop that leaks 8x more per step, then an evaluation
 # phase: the gate fails and names train_step; the time rule alone would pass.
 run_issue() { # tag steps leak eval
-	env TLM_SIM_MEMORY=1G TLM_SIM_DEVICES=1 TLM_TEST_CUDART="$sim/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
+	env TLM_SIM_MEMORY=1G TLM_SIM_DEVICES=1 TLM_TEST_CUDART="$dbl/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
 		LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$libtlm" \
 		TLM_OUTPUT="$tmp/$1.trace" TLM_SUMMARY=0 "$last" "$src/issue_loop.py" "$2" "$3" "$4"
 }
