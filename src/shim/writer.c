@@ -239,6 +239,7 @@ int tlm__writer_start(void)
 		return -1;
 	}
 	lock();
+	tlm__wi_prepare();
 	tlm__wf_check(tlm__modules_sync(tlm__wf.tw));
 	props_start();
 	unlock();

@@ -35,7 +35,8 @@ void tlm__wf_check(int rc) TLM_HIDDEN; /* keeps the first error; afterwards ever
  * fatal-signal drain. A PYSTACK definition is read from the ring at tail. */
 uint32_t tlm__wi_stack(const uint64_t *ip, uint32_t d, bool no_alloc) TLM_HIDDEN;
 uint32_t tlm__wi_pystack(const struct tlm__ring *r, uint64_t tail, uint32_t native_gid, bool no_alloc) TLM_HIDDEN;
-void tlm__wi_reset(void) TLM_HIDDEN; /* forget all (fork child) */
+void tlm__wi_reset(void) TLM_HIDDEN; /* forget all definitions, keep the buffers (fork child) */
+void tlm__wi_prepare(void) TLM_HIDDEN; /* the tables at their first sizes (trace start) */
 
 /* writer_merge.c */
 void tlm__wm_drain(bool no_alloc) TLM_HIDDEN; /* one drain of every ring into the trace */

@@ -229,13 +229,35 @@ uint32_t tlm__wi_pystack(const struct tlm__ring *r, uint64_t tail, uint32_t nati
 	return ps.id;
 }
 
+/* At the trace's start (an ordinary context, where malloc is safe): the
+ * tables at their first sizes, so that a drain that may not allocate (a
+ * fatal signal, _exit, a termination signal) before any other drain ran
+ * still writes its events' stacks. Untouched pages cost no memory. */
+void tlm__wi_prepare(void)
+{
+	if (!I.gs_cap)
+		gs_grow();
+	if (!I.gips_cap && (I.gips = malloc(65536 * sizeof *I.gips)) != NULL)
+		I.gips_cap = 65536;
+	if (!I.str_cap)
+		table_grow((void **)&I.str, &I.str_cap, sizeof *I.str, 1024);
+	grow((void **)&I.spool, &I.spool_cap, 1, 1, 65536, false);
+	if (!I.ps_cap)
+		table_grow((void **)&I.ps, &I.ps_cap, sizeof *I.ps, 1024);
+	grow((void **)&I.pkeys, &I.pkeys_cap, 1, sizeof *I.pkeys, 65536, false);
+}
+
+/* A fork child's new trace knows none of the parent's definitions. The
+ * buffers are kept, emptied: the child may end by _exit or a signal before
+ * it could allocate new ones. */
 void tlm__wi_reset(void)
 {
-	free(I.gs);
-	free(I.gips);
-	free(I.str);
-	free(I.spool);
-	free(I.ps);
-	free(I.pkeys);
-	memset(&I, 0, sizeof I);
+	if (I.gs)
+		memset(I.gs, 0, I.gs_cap * sizeof *I.gs);
+	if (I.str)
+		memset(I.str, 0, I.str_cap * sizeof *I.str);
+	if (I.ps)
+		memset(I.ps, 0, I.ps_cap * sizeof *I.ps);
+	I.gs_n = I.gips_n = I.str_n = I.spool_n = I.ps_n = I.pkeys_n = 0;
+	I.next_gid = 0;
 }

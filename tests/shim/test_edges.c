@@ -58,6 +58,13 @@ static void check_fast_exit(const char *how)
 	assert_string_equal(t.end_how, how);
 	assert_int_equal(t.nend, 1);
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+	/* with their stacks: the drain at _exit may not allocate, and it can be
+	 * the trace's first */
+	assert_true(t.nev > 0);
+	for (size_t i = 0; i < t.nev; i++) {
+		uint32_t id = t.ev[i].stack_id;
+		assert_true(id > 0 && id < t.nstacks && t.stack_first[id] != 0);
+	}
 	e2e_free(&t);
 }
 
