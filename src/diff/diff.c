@@ -149,6 +149,7 @@ int tlm_diff_compute(const struct tlm_diff_side *base, const struct tlm_diff_sid
 	d->gate = gate;
 	d->gate_bytes = gate_bytes;
 	d->failed = gate && d->leak_growth > 0 && (uint64_t)d->leak_growth > gate_bytes;
+	tlm__diff_steps_compute(d);
 	return 0;
 nomem:
 	tlm_diff_free(d);
@@ -350,7 +351,8 @@ int tlm_diff_text(const struct tlm_diff *d, FILE *f)
 	if (d->gate) {
 		char g[32];
 		tlm__line(f, "gate: leaked bytes %s, limit +%" PRIu64 " B: %s",
-			  signed_human(g, sizeof g, d->leak_growth), d->gate_bytes, d->failed ? "FAILED" : "passed");
+			  signed_human(g, sizeof g, d->leak_growth), d->gate_bytes, d->failed_leaks ? "FAILED" : "passed");
+		tlm__diff_steps_text(d, f);
 	}
 	if (d->peak_gate) {
 		int64_t most = 0;
@@ -381,7 +383,8 @@ static void grown_rows(FILE *f, const struct tlm_diff_row *rows, size_t n, int d
 void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
 {
 	char g[32];
-	if (d->failed) {
+	tlm__diff_steps_message(d, f);
+	if (d->failed_leaks) {
 		fprintf(f, "tlm diff: leaked bytes grew by %" PRId64 " B (%s), more than --fail-on-growth %" PRIu64 "\n",
 			d->leak_growth, signed_human(g, sizeof g, d->leak_growth), d->gate_bytes);
 		grown_rows(f, d->leaks, d->nleaks, -2);
@@ -537,6 +540,7 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	d->gate ? tlm__json_u64(&j, d->gate_bytes) : tlm__json_null(&j);
 	tlm__json_key(&j, "failed");
 	tlm__json_bool(&j, d->failed);
+	tlm__diff_steps_json(&j, d);
 	tlm__json_key(&j, "grown_sites");
 	tlm__json_arr(&j);
 	for (size_t i = 0; i < d->nleaks; i++)
@@ -562,4 +566,14 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	tlm__json_obj_end(&j);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
+}
+
+void tlm__diff_stack(FILE *f, const struct tlm_jv *stack, size_t max)
+{
+	stack_lines(f, stack, max, false, false);
+}
+
+char *tlm__diff_signed(char *buf, size_t n, int64_t v)
+{
+	return signed_human(buf, n, v);
 }

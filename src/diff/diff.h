@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "json_in.h"
+#include "report/json_out.h"
 #include "report/report.h"
 
 #define TLM_DIFF_SCHEMA "tlm-diff/1"
@@ -31,6 +32,7 @@ struct tlm_diff_site {
 	uint64_t bytes, count;
 	char *key;                    /* the match key (owned) */
 	const struct tlm_jv *stack;   /* frames of the first site with this key (in the side's doc) */
+	uint64_t per_step;            /* leaks: bytes_per_step (0 when the report has none) */
 	bool stack_cut;               /* that stack's Python frames were cut at 64 ("python_stack_cut") */
 };
 
@@ -48,6 +50,7 @@ struct tlm_diff_side {
 	struct tlm_diff_dev *dev;
 	struct tlm_diff_site *leaks, *live, *peak;
 	uint64_t leak_bytes, leak_count, live_bytes, live_count;
+	uint64_t per_step_bytes;      /* the leaks' bytes_per_step, summed (reports with steps) */
 	bool has_peak;                /* the report has "at_peak" (older ones do not) */
 	uint64_t peak_bytes, peak_count;  /* what held the allocated peaks, all devices */
 	uint64_t integrity_errors;
@@ -91,6 +94,12 @@ struct tlm_diff {
 	bool peak_gate;                      /* --fail-on-peak-growth given */
 	uint64_t peak_gate_bytes;
 	bool peak_failed;                    /* a device's peak allocated grew by more */
+	/* diff_steps.c: the growth gate also compares, against the same bytes,
+	 * the leaks' growth per step and the live-at-end growth at the sites
+	 * that are leaks in either run */
+	int64_t per_step_growth;
+	int64_t live_leak_growth;
+	bool failed_leaks, failed_per_step, failed_live; /* which comparisons failed (failed = any) */
 };
 
 /* Compares; 0 or -1 (out of memory). gate: whether to apply gate_bytes. */
@@ -101,6 +110,15 @@ void tlm_diff_free(struct tlm_diff *d);
  * than bytes (a device only in NEW grew by all of its peak). */
 void tlm_diff_peak_gate(struct tlm_diff *d, uint64_t bytes);
 int64_t tlm_diff_sub(uint64_t after, uint64_t before); /* after - before, saturated to int64 */
+
+/* diff_steps.c, called by tlm_diff_compute / the text and JSON writers / the gate message */
+void tlm__diff_steps_compute(struct tlm_diff *d);
+void tlm__diff_steps_text(const struct tlm_diff *d, FILE *f);
+void tlm__diff_steps_json(struct tlm__json *j, const struct tlm_diff *d);
+void tlm__diff_steps_message(const struct tlm_diff *d, FILE *f);
+/* diff.c's stack printer and signed sizes, for diff_steps.c */
+void tlm__diff_stack(FILE *f, const struct tlm_jv *stack, size_t max);
+char *tlm__diff_signed(char *buf, size_t n, int64_t v);
 
 int tlm_diff_text(const struct tlm_diff *d, FILE *f);
 int tlm_diff_json(const struct tlm_diff *d, FILE *f);

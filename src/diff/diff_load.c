@@ -131,6 +131,11 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 			return -1;
 		}
 		d->device = (int)dev;
+		const struct tlm_jv *ps = tlm_jv_get(e, "bytes_per_step"); /* leaks of reports with steps */
+		if (ps && ps->type != TLM_JV_NULL && !tlm_jv_u64(ps, &d->per_step)) {
+			snprintf(err, errlen, "%s[%zu]: bytes_per_step is invalid", name, i);
+			return -1;
+		}
 		d->stack = tlm_jv_get(e, "stack");
 		const struct tlm_jv *cut = tlm_jv_get(e, "python_stack_cut");
 		d->stack_cut = cut && cut->type == TLM_JV_BOOL && cut->b;
@@ -155,6 +160,7 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 			}
 			s[k - 1].bytes = sat_add(s[k - 1].bytes, s[i].bytes);
 			s[k - 1].count = sat_add(s[k - 1].count, s[i].count);
+			s[k - 1].per_step = sat_add(s[k - 1].per_step, s[i].per_step);
 			free(s[i].key);
 			continue;
 		}
@@ -247,6 +253,8 @@ int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm
 	    sites(tlm_jv_get(out->doc, "live_at_end"), "live_at_end", &out->live, &out->nlive, &out->live_bytes,
 		  &out->live_count, err, errlen))
 		goto bad;
+	for (size_t i = 0; i < out->nleaks; i++)
+		out->per_step_bytes = sat_add(out->per_step_bytes, out->leaks[i].per_step);
 	out->has_peak = tlm_jv_get(out->doc, "at_peak") != NULL;
 	if (out->has_peak && sites(tlm_jv_get(out->doc, "at_peak"), "at_peak", &out->peak, &out->npeak,
 				   &out->peak_bytes, &out->peak_count, err, errlen))

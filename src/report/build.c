@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "render.h" /* tlm__cupti_prop */
+#include "steps_internal.h"
 
 static char *dup_or_empty(const char *s)
 {
@@ -66,7 +67,8 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 	struct tlm_report *rep = calloc(1, sizeof *rep);
 	struct tlm_record *rec = malloc(sizeof *rec); /* ~5 KiB: off the stack */
 	struct tlm__replay rp;
-	bool rp_ok = false;
+	struct tlm__steps_rec sr;
+	bool rp_ok = false, sr_ok = false;
 	if (!rep || !rec)
 		goto nomem;
 	rep->priv = calloc(1, sizeof *rep->priv);
@@ -78,6 +80,9 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 	if (!(rep->path = strdup(path)) || tlm__replay_init(&rp, rep))
 		goto nomem;
 	rp_ok = true;
+	if (tlm__steps_init(&sr))
+		goto nomem;
+	sr_ok = true;
 	if (copy_header(rep, tlm_reader_header(rd), &rp.start))
 		goto nomem;
 
@@ -86,6 +91,7 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		switch (rec->type) {
 		case TLM_REC_EVENT:
 			tlm__replay_event(&rp, &rec->u.ev);
+			tlm__steps_event(&sr, &rp, &rec->u.ev);
 			break;
 		case TLM_REC_STACK:
 			if (tlm__stacks_add(&rep->priv->stacks, rec->u.stack.id, rec->u.stack.ip, rec->u.stack.depth))
@@ -123,8 +129,9 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		if (rp.oom_error)
 			goto nomem;
 	}
-	if (finish_reader(rep, rd) || tlm__replay_finish(&rp))
+	if (finish_reader(rep, rd) || tlm__replay_finish(&rp) || tlm__steps_finish(&sr, &rp, rep))
 		goto nomem;
+	tlm__steps_fini(&sr);
 	tlm__replay_fini(&rp);
 	tlm_reader_close(rd);
 	free(rec);
@@ -134,6 +141,8 @@ nomem:
 	snprintf(err, errlen, "out of memory while reading the trace");
 	if (rp_ok)
 		tlm__replay_fini(&rp);
+	if (sr_ok)
+		tlm__steps_fini(&sr);
 	tlm_report_free(rep);
 	free(rec);
 	tlm_reader_close(rd);
@@ -164,5 +173,6 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->churn);
 	free(r->ooms);
 	free(r->errors);
+	tlm__steps_free(r->steps);
 	free(r);
 }

@@ -45,5 +45,12 @@ void tlm__html_head(FILE *f, struct tlm_report *r);
  * map at the reserved peak (render_html_segmap.c). */
 void tlm__html_timelines(FILE *f, struct tlm_report *r);
 void tlm__html_segmaps(FILE *f, struct tlm_report *r, const struct tlm_report_segmap *m, const char *why);
+/* The sites the segment map m gives a colour of their own (at most max,
+ * largest first) and those colours, so other views colour them alike. */
+size_t tlm__html_segmap_colours(const struct tlm_report_segmap *m, uint32_t *stack, const char **colour, size_t max);
+/* The active-memory timeline per device (render_html_active.c): each
+ * allocation a band from allocation to free, drawn on a canvas by its
+ * script; m (may be NULL) gives the sites' colours. */
+void tlm__html_active(FILE *f, struct tlm_report *r, const struct tlm_report_segmap *m);
 
 #endif

@@ -21,6 +21,7 @@
 #include "export.h"
 #include "html.h"
 #include "json_out.h"
+#include "render_steps.h"
 #include "tlm_config.h"
 
 /* ---- tables ------------------------------------------------------------- */
@@ -291,11 +292,13 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	      f);
 	tlm__html_timelines(f, r);
 	tlm__html_segmaps(f, r, m, why);
+	tlm__html_active(f, r, m);
 	memory_table(f, r);
 	at_peak_table(f, r);
 	site_table(f, r, "leaks", "Leaks", r->leaks, r->nleaks, LEAK,
 		   "None (a leak: at least 3 survivors from one site, allocated over at least 25% of the run and "
 		   "still in its second half).");
+	tlm__steps_html(f, r);
 	site_table(f, r, "gc-freed", "Freed by the garbage collector", r->gc_freed, r->ngc_freed, GC,
 		   "None: no memory was freed while Python's cyclic garbage collector ran (this needs a Python "
 		   "program recorded with Python stacks).");

@@ -220,6 +220,18 @@ static void segmap_one(FILE *f, struct tlm_report *r, const struct tlm_report_de
 	free(sc);
 }
 
+size_t tlm__html_segmap_colours(const struct tlm_report_segmap *m, uint32_t *stack, const char **colour, size_t max)
+{
+	size_t nsc = 0, k = 0;
+	struct site_col *sc = m->has_blocks ? sites_of(m->block, m->nblocks, &nsc) : sites_of(m->seg, m->n, &nsc);
+	for (; sc && k < nsc && k < SITE_COLOURS && k < max; k++) {
+		stack[k] = sc[k].stack_id;
+		colour[k] = palette[k];
+	}
+	free(sc);
+	return k;
+}
+
 void tlm__html_segmaps(FILE *f, struct tlm_report *r, const struct tlm_report_segmap *m, const char *why)
 {
 	fputs("<h2 id=\"segments\">Segments at the peak</h2>\n<p class=\"muted\">What each device held from the "

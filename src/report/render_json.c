@@ -8,6 +8,7 @@
 
 #include "json_out.h"
 #include "render.h"
+#include "render_steps.h"
 
 /* "label" (the site's short name, labels.c: each JSON section is one screen)
  * and "stack". */
@@ -193,6 +194,7 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 		} else {
 			tlm__json_null(j);
 		}
+		tlm__steps_json_forecast(j, r, d->device, d->kind);
 		tlm__json_obj_end(j);
 	}
 	tlm__json_arr_end(j);
@@ -214,8 +216,10 @@ static void sites(struct tlm__json *j, struct tlm_report *r, const char *key, co
 		if (k == CHURN)
 			tlm__json_ku(j, "total_bytes", s[i].bytes);
 		tlm__json_ku(j, "count", s[i].count);
-		if (k == LEAK)
+		if (k == LEAK) {
 			kd(j, "growth_bytes_per_second", s[i].rate, 3);
+			tlm__steps_json_leak(j, r, &s[i]);
+		}
 		if (k == CHURN)
 			kd(j, "per_second", s[i].rate, 3);
 		tlm__json_ki(j, "first_ns", s[i].first_ns);
@@ -309,6 +313,7 @@ int tlm_report_json(struct tlm_report *r, FILE *f)
 	sites(&j, r, "gc_freed", r->gc_freed, r->ngc_freed, LIVE);
 	ooms(&j, r);
 	sites(&j, r, "churn", r->churn, r->nchurn, CHURN);
+	tlm__steps_json(&j, r);
 	tlm__json_key(&j, "integrity_errors");
 	tlm__json_arr(&j);
 	for (size_t i = 0; i < r->nerrors; i++) {

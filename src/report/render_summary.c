@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_steps.h"
 #include "whatif/whatif.h"
 
 #define SUM_DEVICES 8
@@ -66,6 +67,7 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 	} else {
 		tlm__line(f, "leaks: none");
 	}
+	tlm__steps_summary(f, r);
 	if (r->ngc_freed) { /* what to do, and where the most was allocated */
 		uint64_t tot = 0;
 		for (size_t i = 0; i < r->ngc_freed; i++)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_steps.h"
 #include "whatif/whatif.h"
 
 #define TEXT_SITES 10
@@ -399,6 +400,7 @@ int tlm_report_text(struct tlm_report *r, FILE *f)
 	at_peak(f, r);
 	live(f, r);
 	leaks(f, r);
+	tlm__steps_text(f, r);
 	gc_freed(f, r);
 	ooms(f, r);
 	churn(f, r);

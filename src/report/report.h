@@ -121,6 +121,7 @@ struct tlm_report_oom {
 };
 
 struct tlm__report_priv;
+struct tlm_report_steps; /* report_steps.h */
 
 struct tlm_report {
 	char *path;
@@ -177,6 +178,7 @@ struct tlm_report {
 	size_t nerrors;
 	struct tlm_integrity_error *errors;
 	struct tlm__report_priv *priv;
+	struct tlm_report_steps *steps;      /* training steps (report_steps.h); never NULL once built */
 };
 
 #define TLM_REPORT_MAX_OOMS 1000

@@ -558,12 +558,18 @@ static void set_up(bool injected)
 	}
 	/* CUPTI attaches through the driver's export tables: a driver without
 	 * them (a stub) cannot host it, and tlm's simulator (which serves only the
-	 * runtime's tables; it exports tlm_sim_used_pages) cannot either. Asked
-	 * for explicitly, try. */
-	if (!verbose && !injected && !tlm__cfg.cupti_library[0] &&
-	    (!tlm__libcuda_sym("cuGetExportTable") || tlm__libcuda_sym("tlm_sim_used_pages"))) {
-		outcome("skipped", "the driver has no export tables: a stub or a simulated driver");
-		return;
+	 * runtime's tables, not CUPTI's; it exports tlm_sim_used_pages) cannot
+	 * either. Asked for explicitly, try. */
+	if (!verbose && !injected && !tlm__cfg.cupti_library[0]) {
+		if (!tlm__libcuda_sym("cuGetExportTable")) {
+			outcome("skipped", "the driver has no export tables: a stub driver");
+			return;
+		}
+		if (tlm__libcuda_sym("tlm_sim_used_pages")) {
+			outcome("skipped", "the driver is tlm's simulator, which serves the runtime's "
+					   "export tables but not CUPTI's");
+			return;
+		}
 	}
 	int version = 0;
 	CUresult (*get_version)(int *) = (CUresult(*)(int *))tlm__libcuda_sym("cuDriverGetVersion");

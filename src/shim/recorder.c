@@ -176,16 +176,34 @@ static void fill(struct tlm__slot *s, const struct tlm__evargs *a)
 	s->api = (uint8_t)a->api;
 }
 
+/* The first successful device allocation on each device also carries the
+ * device's free memory (cuMemGetInfo once per device, after the call, like
+ * for a failed one): the report's forecast needs what the process could hold. */
+static _Atomic uint64_t free_probed; /* bit per device 0..63 */
+
+static bool first_on_device(const struct tlm__evargs *a)
+{
+	if (a->result || a->op != TLM_OP_ALLOC || a->kind != TLM_KIND_DEVICE || a->device < 0 || a->device >= 64)
+		return false;
+	uint64_t bit = 1ull << a->device;
+	if (atomic_load_explicit(&free_probed, memory_order_relaxed) & bit)
+		return false;
+	return !(atomic_fetch_or_explicit(&free_probed, bit, memory_order_relaxed) & bit);
+}
+
 void tlm__record(const struct tlm__evargs *a)
 {
 	struct tlm__rec rc;
 	bool failed_alloc = a->result != 0 && a->op == TLM_OP_ALLOC;
-	if (!tlm__rec_begin(&rc, failed_alloc))
+	bool probe = !failed_alloc && first_on_device(a);
+	if (!tlm__rec_begin(&rc, failed_alloc || probe))
 		return;
 	fill(rc.ev, a);
 	if (a->op == TLM_OP_FREE)
 		rc.ev->flags |= tlm__py_free_flags();
-	if (failed_alloc) {
+	if (probe)
+		rc.ev->type = TLM__SLOT_EVENT_FREE;
+	if (failed_alloc || probe) {
 		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];
 		memset(x, 0, sizeof *x);
 		x->type = TLM__SLOT_EXT;

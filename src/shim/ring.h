@@ -29,6 +29,7 @@
 enum tlm__slot_type {
 	TLM__SLOT_EVENT = 1,   /* struct tlm__slot as an event */
 	TLM__SLOT_EXT = 2,     /* extension of the previous event: u64[0] = device_free */
+	TLM__SLOT_EVENT_FREE = 5, /* a successful event followed by an extension (device_free) */
 	TLM__SLOT_STACK = 3,   /* header: aux = local stack id, size = depth; ips follow */
 	TLM__SLOT_PYSTACK = 4, /* header: aux = local merged id, stream = local native stack id,
 	                        * size = frames, addr = payload bytes; payload slots follow, per frame

@@ -151,7 +151,7 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 			.kind = s->kind, .flags = s->flags, .api = s->api,
 		};
 		tail++;
-		if (s->op == TLM_OP_ALLOC && s->result != 0) {
+		if ((s->op == TLM_OP_ALLOC && s->result != 0) || s->type == TLM__SLOT_EVENT_FREE) {
 			e->ev.device_free = r->slots[tail & r->mask].addr;
 			tail++;
 		}

@@ -139,35 +139,6 @@ CUresult sim_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 }
 SIM_EXPORT(cuDeviceGetByPCIBusId);
 
-/* No peer access between simulated devices: every P2P attribute is 0. */
-CUresult sim_cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst)
-{
-	CUresult r = dev_check(src);
-	if (!r)
-		r = dev_check(dst);
-	if (r)
-		return r;
-	if (!value || attrib < 1 || attrib > 5)
-		return CUDA_ERROR_INVALID_VALUE;
-	*value = 0;
-	return CUDA_SUCCESS;
-}
-SIM_EXPORT(cuDeviceGetP2PAttribute);
-
-CUresult sim_cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
-{
-	CUresult r = dev_check(dev);
-	if (!r)
-		r = dev_check(peer);
-	if (r)
-		return r;
-	if (!can)
-		return CUDA_ERROR_INVALID_VALUE;
-	*can = 0;
-	return CUDA_SUCCESS;
-}
-SIM_EXPORT(cuDeviceCanAccessPeer);
-
 CUresult sim_cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
 	CUresult r = dev_check(dev);

@@ -97,7 +97,7 @@ SIM_PUBLIC long long tlm_sim_used_pages(int dev);
 /* Bytes a pool holds cached (freed but not yet returned), or -1 for a bad pool. */
 SIM_PUBLIC long long tlm_sim_pool_cached_bytes(CUmemoryPool pool);
 
-/* ---- the API layer, for the CUPTI double (src/sim/sim_cupti.c) ---- */
+/* ---- the API layer, for the CUPTI double (src/sim/double/sim_cupti.c) ---- */
 
 /* Called at the entry (site TLM_CUPTI_API_ENTER, result NULL) and the exit
  * (TLM_CUPTI_API_EXIT, result -> the CUresult / cudaError_t) of every memory

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Graph memory's figures: cuDeviceGetGraphMemAttribute,
- * cuDeviceSetGraphMemAttribute, cuDeviceGraphMemTrim. The simulator runs no
- * CUDA graph, so no graph memory exists: every figure is 0. PyTorch's
+ * cuDeviceSetGraphMemAttribute, cuDeviceGraphMemTrim. The simulator models no
+ * graph memory node (sim_graph.c refuses allocation while capturing), so no
+ * graph memory exists: every figure is 0. PyTorch's
  * cudaMallocAsync backend reads them for torch.cuda.memory_stats(), which
  * fails without them. No memory effect.
  */

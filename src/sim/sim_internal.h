@@ -64,7 +64,7 @@
 #define SIM_VMM_VA_SIZE 0x100000000000ull /* 16 TiB */
 /* Module globals (cuLibraryGetGlobal): addresses outside every accounting. */
 #define SIM_GLOBAL_VA_BASE 0x500000000000ull
-#define SIM_GLOBAL_VA_SIZE 0x000100000000ull /* 4 GiB */
+#define SIM_GLOBAL_VA_SIZE 0x040000000000ull /* 4 TiB: 16384 globals 256 MiB apart */
 
 #pragma GCC visibility push(hidden)
 
@@ -161,6 +161,10 @@ void sim_injection_once(void);
 
 /* ---- sim_state.c: configuration, devices, contexts, streams ---- */
 
+/* sim_config.c: TLM_SIM_MEMORY and TLM_SIM_DEVICES values (false / -1 if bad). */
+bool sim_parse_memory(const char *s, uint64_t bytes[SIM_MAX_DEVICES]);
+int sim_parse_devices(const char *s);
+
 
 struct sim_device {
 	uint64_t total_pages, used_pages; /* physical memory, in SIM_PAGE units */
@@ -198,8 +202,55 @@ CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *po
 int sim_va_device(uint64_t va);
 enum { SIM_PTR_NONE, SIM_PTR_DEVICE, SIM_PTR_MANAGED, SIM_PTR_HOST };
 int sim_ptr_lookup(uint64_t p, uint64_t *base, uint64_t *size);
+#define SIM_ERROR_HOST_MEMORY_ALREADY_REGISTERED ((CUresult)712)
+#define SIM_ERROR_HOST_MEMORY_NOT_REGISTERED ((CUresult)713)
+CUresult sim_host_register(uint64_t p, uint64_t n);
+CUresult sim_host_unregister(uint64_t p);
 /* cuMemFreeAsync's core: frees device and pool allocations, not managed ones. */
 CUresult sim_free_async(CUdeviceptr dptr);
+
+/* The live allocation holding p: its base and length (whole pages). Caller
+ * holds sim_lock. */
+bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len);
+
+/* ---- sim_backing.c: device memory contents (callers hold sim_lock) ---- */
+bool sim_is_device_va(uint64_t p);
+/* Host memory behind p and the contiguous bytes from there; host pointers
+ * are themselves. INVALID_VALUE for device addresses nothing live covers. */
+CUresult sim_backing_span(uint64_t p, uint8_t **host, uint64_t *avail);
+/* SUCCESS when all of [p, p+n) resolves (live allocations or host memory). */
+CUresult sim_backing_check(uint64_t p, uint64_t n);
+/* An allocation at va of `bytes` is gone: its contents become zeros again. */
+void sim_backing_free(uint64_t va, uint64_t bytes);
+/* A sparse zero-filled host mapping (NULL, with one stderr line, if refused). */
+uint8_t *sim_backing_map(uint64_t bytes);
+void sim_backing_zero(uint8_t *p, uint64_t n);
+/* sim_vmm.c: the same for a VMM reservation address. */
+CUresult sim_vmm_span(uint64_t p, uint8_t **host, uint64_t *avail);
+
+/* ---- sim_graph.c: stream capture and graphs ---- */
+#define SIM_ERROR_ILLEGAL_STATE ((CUresult)401)
+#define SIM_ERROR_STREAM_CAPTURE_UNSUPPORTED ((CUresult)900)
+struct sim_graph;
+/* Around one async call on stream s: while the stream is being captured,
+ * the copies, sets and host functions of that call are recorded (the
+ * sim_capture_* calls return true) instead of run. Takes sim_lock. */
+struct sim_graph *sim_capture_begin_call(CUstream s);
+void sim_capture_end_call(void);
+bool sim_capture_copy(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch, uint64_t width,
+		      uint64_t rows, CUresult *r);
+bool sim_capture_set(uint64_t dst, uint64_t pitch, uint64_t width, uint64_t height, unsigned value,
+		     unsigned elem, CUresult *r);
+bool sim_capture_host(void (*fn)(void *), void *user, CUresult *r);
+/* The graph capturing s, or NULL. Takes sim_lock. */
+void *sim_stream_capturing(CUstream s);
+/* s was destroyed: its capture, if any, ends. Takes sim_lock. */
+void sim_capture_stream_gone(CUstream s);
+/* sim_copy.c: rows of a copy or set (2D/3D flatten to these), run now. */
+CUresult sim_copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch, uint64_t width,
+		       uint64_t rows);
+CUresult sim_set_rows(uint64_t dst, size_t pitch, size_t width, size_t height, unsigned value,
+		      unsigned elem);
 
 /* ---- sim_pool.c ---- */
 void sim_pools_init_device(int dev); /* creates the default pool; at cuInit */

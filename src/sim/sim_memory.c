@@ -16,7 +16,9 @@
 /* Live device allocations (cuMemAlloc*, pool allocations): key = address,
  * len = bytes held (whole pages), val = owning struct CUmemPoolHandle_st * or 0. */
 static struct sim_tree live;
-/* Managed and pinned host allocations: key = address, len = mapped bytes. */
+/* Managed and pinned host allocations: key = address, len = mapped bytes;
+ * in `host`, val = 1 marks a registered range (cuMemHostRegister), which is
+ * the caller's memory and never unmapped here. */
 static struct sim_tree managed, host;
 
 static uint64_t pages_for(uint64_t bytes)
@@ -56,6 +58,16 @@ CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *po
 {
 	return sim_tree_insert(&live, va, bytes, (uintptr_t)pool) ? CUDA_SUCCESS
 								    : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len)
+{
+	struct sim_node *n = sim_tree_floor(&live, p);
+	if (!n || p - n->key >= n->len)
+		return false;
+	*base = n->key;
+	*len = n->len;
+	return true;
 }
 
 /* cuMemAlloc's core; caller holds sim_lock. */
@@ -125,6 +137,7 @@ static CUresult free_any(CUdeviceptr dptr, bool allow_managed)
 	uintptr_t pool = 0;
 	pthread_mutex_lock(&sim_lock);
 	if (sim_tree_remove(&live, dptr, &len, &pool)) {
+		sim_backing_free(dptr, len);
 		if (pool)
 			sim_pool_return((struct CUmemPoolHandle_st *)pool, dptr, len / SIM_PAGE);
 		else
@@ -243,7 +256,8 @@ CUresult simi_cuMemFreeHost(void *p)
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
-	found = p && sim_tree_remove(&host, (uint64_t)(uintptr_t)p, &len, NULL);
+	struct sim_node *n = p ? sim_tree_find(&host, (uint64_t)(uintptr_t)p) : NULL;
+	found = n && n->val == 0 && sim_tree_remove(&host, (uint64_t)(uintptr_t)p, &len, NULL);
 	pthread_mutex_unlock(&sim_lock);
 	if (!found)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -252,6 +266,32 @@ CUresult simi_cuMemFreeHost(void *p)
 }
 SIM_API(cuMemFreeHost, (void *p),
 	(p), {p});
+
+/* cuMemHostRegister/Unregister: registered ranges are host memory to the
+ * pointer queries (cuMemHostGetDevicePointer gives the same address). */
+CUresult sim_host_register(uint64_t p, uint64_t n)
+{
+	CUresult r = CUDA_SUCCESS;
+	if (n > UINT64_MAX - p)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	struct sim_node *f = sim_tree_floor(&host, p), *c = sim_tree_ceil(&host, p);
+	if ((f && f->key + f->len > p) || (c && c->key < p + n))
+		r = SIM_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	else if (!sim_tree_insert(&host, p, n, 1))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+
+CUresult sim_host_unregister(uint64_t p)
+{
+	pthread_mutex_lock(&sim_lock);
+	struct sim_node *n = sim_tree_find(&host, p);
+	bool ok = n && n->val == 1 && sim_tree_remove(&host, p, NULL, NULL);
+	pthread_mutex_unlock(&sim_lock);
+	return ok ? CUDA_SUCCESS : SIM_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
 
 /* ---- pointer queries (sim_pointer.c) ---- */
 

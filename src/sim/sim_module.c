@@ -100,8 +100,11 @@ static CUresult get_fn(void **out, void *lib, const char *name)
 	return CUDA_SUCCESS;
 }
 
-/* 64 KiB apart: cuBLAS's deviceConstants and friends fit, and no two overlap. */
-#define GLOBAL_SLOT (64u << 10)
+/* Globals lie 256 MiB apart, so that no two overlap whatever their real size
+ * (the driver is not told it: the runtime knows it from its registration);
+ * each reports 64 KiB, which cuBLAS's deviceConstants and friends fit. */
+#define GLOBAL_SLOT (256ull << 20)
+#define GLOBAL_BYTES (64u << 10)
 
 static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, void *lib, const char *name)
 {
@@ -133,7 +136,7 @@ static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, void *lib, const ch
 	if (dptr)
 		*dptr = g->addr;
 	if (bytes)
-		*bytes = GLOBAL_SLOT;
+		*bytes = GLOBAL_BYTES;
 	return CUDA_SUCCESS;
 }
 

@@ -168,14 +168,16 @@ CUresult sim_cuMemHostGetFlags(unsigned *flags, void *host)
 }
 SIM_EXPORT(cuMemHostGetFlags);
 
-/* Registration pins nothing here; it is accepted so pinned-memory paths run. */
+/* Registration pins nothing here; the range becomes host memory to the
+ * pointer queries, as a pinned allocation. */
 CUresult sim_cuMemHostRegister_v2(void *p, size_t n, unsigned flags)
 {
-	(void)flags;
 	CUresult r = sim_check_init();
 	if (r)
 		return r;
-	return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p || !n || (flags & ~0xfu)) /* PORTABLE, DEVICEMAP, IOMEMORY, READ_ONLY */
+		return CUDA_ERROR_INVALID_VALUE;
+	return sim_host_register((uint64_t)(uintptr_t)p, n);
 }
 SIM_EXPORT(cuMemHostRegister_v2);
 
@@ -184,9 +186,32 @@ CUresult sim_cuMemHostUnregister(void *p)
 	CUresult r = sim_check_init();
 	if (r)
 		return r;
-	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return p ? sim_host_unregister((uint64_t)(uintptr_t)p) : CUDA_ERROR_INVALID_VALUE;
 }
 SIM_EXPORT(cuMemHostUnregister);
+
+/* Managed memory is host memory here: attaching changes nothing, but the
+ * arguments are checked: the start of a managed allocation, a length within
+ * it (0: all of it), a known flag. */
+CUresult sim_cuStreamAttachMemAsync(CUstream s, CUdeviceptr p, size_t len, unsigned flags)
+{
+	int dev;
+	uint64_t base, size;
+	CUresult r = sim_stream_device(s, &dev);
+	if (r)
+		return r;
+	if (sim_ptr_lookup(p, &base, &size) != SIM_PTR_MANAGED || base != p ||
+	    len > size || (flags != 1 && flags != 2 && flags != 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+SIM_EXPORT(cuStreamAttachMemAsync);
+
+CUresult sim_cuStreamAttachMemAsync_ptsz(CUstream s, CUdeviceptr p, size_t len, unsigned flags)
+{
+	return sim_cuStreamAttachMemAsync(s ? s : CU_STREAM_PER_THREAD, p, len, flags);
+}
+SIM_EXPORT(cuStreamAttachMemAsync_ptsz);
 
 CUresult sim_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUdevice dst, CUstream s)
 {

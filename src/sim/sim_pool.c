@@ -20,6 +20,7 @@ struct CUmemPoolHandle_st {
 	uint64_t threshold;                 /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, default 0 */
 	uint64_t reserved_high, used_high;  /* watermarks, in bytes */
 	int reuse[3];                       /* the three reuse policy flags (not modelled) */
+	uint8_t access[SIM_MAX_DEVICES];    /* cuMemPoolSetAccess flags per device (0, 1, 3) */
 	uint64_t used_pages, cached_pages; /* in live allocations / in the cache */
 	/* Cached blocks: key = pages << 32 | page index in the device VA region,
 	 * so the smallest key >= (n << 32) is the best-fitting block (lowest
@@ -50,6 +51,7 @@ static CUmemoryPool pool_new(int dev, bool is_default, uint64_t max_bytes)
 	p->is_default = is_default;
 	p->max_bytes = max_bytes;
 	p->reuse[0] = p->reuse[1] = p->reuse[2] = 1; /* the real defaults */
+	p->access[dev] = 3;                          /* its own device: read-write */
 	p->cache.rng = 0x2545f491u ^ (uint32_t)dev;
 	if (!sim_tree_insert(&valid, (uint64_t)(uintptr_t)p, 0, 0)) {
 		free(p);
@@ -174,6 +176,8 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool poo
 		return r;
 	if (!dptr || bytesize == 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_stream_capturing(s))
+		return SIM_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graph memory nodes: not modelled */
 	pthread_mutex_lock(&sim_lock);
 	if (!pool)
 		pool = sim_dev[cur].current_pool; /* the current device's */
@@ -230,6 +234,8 @@ static CUresult free_async(CUdeviceptr dptr, CUstream s, bool ptsz)
 	r = sim_stream_device(s, &dev);
 	if (r)
 		return r;
+	if (sim_stream_capturing(s))
+		return SIM_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return sim_free_async(dptr);
 }
 
@@ -439,3 +445,49 @@ CUresult sim_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 	return r;
 }
 SIM_EXPORT(cuDeviceSetMemPool);
+
+/* ---- access from other devices (CUmemAccessDesc: location type, id, flags) ---- */
+
+struct access_desc {
+	int type, id; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+	int flags;    /* 0 none, 1 read, 3 read-write */
+};
+
+CUresult sim_cuMemPoolSetAccess(CUmemoryPool pool, const struct access_desc *map, size_t count)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!map && count)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	if (!pool_lookup(pool))
+		r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count && !r; i++)
+		if (map[i].type != 1 || !sim_valid_device(map[i].id) ||
+		    (map[i].flags != 0 && map[i].flags != 1 && map[i].flags != 3) ||
+		    (map[i].id == pool->dev && map[i].flags != 3)) /* its own device stays RW */
+			r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count && !r; i++)
+		pool->access[map[i].id] = (uint8_t)map[i].flags;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuMemPoolSetAccess);
+
+CUresult sim_cuMemPoolGetAccess(int *flags, CUmemoryPool pool, const struct access_desc *loc)
+{
+	CUresult r = sim_check_init();
+	if (r)
+		return r;
+	if (!flags || !loc || loc->type != 1 || !sim_valid_device(loc->id))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	if (!pool_lookup(pool))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		*flags = pool->access[loc->id];
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuMemPoolGetAccess);

@@ -160,23 +160,6 @@ CUresult sim_cuCtxResetPersistingL2Cache(void)
 }
 SIM_EXPORT(cuCtxResetPersistingL2Cache);
 
-/* No peer access between simulated devices (cuDeviceCanAccessPeer says 0). */
-CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
-{
-	(void)peer, (void)flags;
-	CUresult r = need_ctx();
-	return r ? r : 217; /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
-}
-SIM_EXPORT(cuCtxEnablePeerAccess);
-
-CUresult sim_cuCtxDisablePeerAccess(CUcontext peer)
-{
-	(void)peer;
-	CUresult r = need_ctx();
-	return r ? r : 705; /* CUDA_ERROR_PEER_ACCESS_NOT_ENABLED */
-}
-SIM_EXPORT(cuCtxDisablePeerAccess);
-
 CUresult sim_cuProfilerStart(void)
 {
 	return CUDA_SUCCESS;
@@ -311,7 +294,7 @@ CUresult sim_cuStreamIsCapturing(CUstream s, int *status)
 		return r;
 	if (!status)
 		return CUDA_ERROR_INVALID_VALUE;
-	*status = 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
+	*status = sim_stream_capturing(s) ? 1 : 0; /* CU_STREAM_CAPTURE_STATUS_ACTIVE / NONE */
 	return CUDA_SUCCESS;
 }
 SIM_EXPORT(cuStreamIsCapturing);
@@ -323,10 +306,11 @@ CUresult sim_cuStreamGetCaptureInfo_v3(CUstream s, int *status, unsigned long lo
 	CUresult r = sim_cuStreamIsCapturing(s, status);
 	if (r)
 		return r;
+	void *g = *status ? sim_stream_capturing(s) : NULL;
 	if (id)
-		*id = 0;
+		*id = (unsigned long long)(uintptr_t)g; /* unique while the capture lasts */
 	if (graph)
-		*graph = NULL;
+		*graph = g;
 	if (deps)
 		*deps = NULL;
 	if (edges)
@@ -378,8 +362,12 @@ CUresult sim_cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *user)
 		return r;
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
-	fn(user); /* the stream is always idle: it runs now */
-	return CUDA_SUCCESS;
+	sim_capture_begin_call(s);
+	bool recorded = sim_capture_host(fn, user, &r);
+	sim_capture_end_call();
+	if (!recorded)
+		fn(user); /* the stream is always idle: it runs now */
+	return r;
 }
 SIM_EXPORT(cuLaunchHostFunc);
 STREAM_PAIR(cuLaunchHostFunc, (CUstream s, void (*fn)(void *), void *u), (s, fn, u));

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Simulated driver state: configuration from the environment, cuInit, device
+ * Simulated driver state: configuration from the environment (parsed by
+ * sim_config.c), cuInit, device
  * queries, contexts (a per-thread stack, as in the real driver) and streams.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,81 +53,20 @@ static struct sim_tree stream_set; /* live streams, key = address */
 static __thread CUcontext ctx_stack[CTX_STACK_MAX];
 static __thread int ctx_depth;
 
-/* ---- configuration ---- */
-
-/* One size: digits with an optional K/M/G suffix, rounded down to whole pages. */
-static bool parse_size(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0, mul = 1;
-	size_t i = 0;
-	if (n == 0 || !isdigit((unsigned char)s[0]))
-		return false;
-	for (; i < n && isdigit((unsigned char)s[i]); i++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (i < n) {
-		switch (s[i]) {
-		case 'k': case 'K': mul = 1ull << 10; break;
-		case 'm': case 'M': mul = 1ull << 20; break;
-		case 'g': case 'G': mul = 1ull << 30; break;
-		default: return false;
-		}
-		if (++i != n)
-			return false;
-	}
-	if (v > SIM_MAX_MEMORY / mul)
-		return false;
-	v = v * mul / SIM_PAGE * SIM_PAGE;
-	if (v == 0)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* "1G" or "1G,512M": per-device sizes; a short list repeats its last entry. */
-static bool parse_memory(const char *s, uint64_t bytes[SIM_MAX_DEVICES])
-{
-	int i = 0;
-	for (;;) {
-		const char *comma = strchr(s, ',');
-		size_t n = comma ? (size_t)(comma - s) : strlen(s);
-		if (i == SIM_MAX_DEVICES || !parse_size(s, n, &bytes[i]))
-			return false;
-		i++;
-		if (!comma)
-			break;
-		s = comma + 1;
-	}
-	for (; i < SIM_MAX_DEVICES; i++)
-		bytes[i] = bytes[i - 1];
-	return true;
-}
-
-static int parse_devices(const char *s)
-{
-	char *end;
-	long v;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > SIM_MAX_DEVICES)
-		return -1;
-	return (int)v;
-}
+/* ---- configuration (parsing: sim_config.c) ---- */
 
 static void configure(void)
 {
 	uint64_t bytes[SIM_MAX_DEVICES];
 	const char *env = getenv("TLM_SIM_DEVICES");
 	sim_ndev = SIM_DEFAULT_DEVICES;
-	if (env && (sim_ndev = parse_devices(env)) < 0) {
+	if (env && (sim_ndev = sim_parse_devices(env)) < 0) {
 		fprintf(stderr, "tlm-sim: TLM_SIM_DEVICES: bad value '%s' (expected 1..%d)\n", env,
 			SIM_MAX_DEVICES);
 		sim_ndev = SIM_DEFAULT_DEVICES;
 	}
 	env = getenv("TLM_SIM_MEMORY");
-	if (!env || !parse_memory(env, bytes)) {
+	if (!env || !sim_parse_memory(env, bytes)) {
 		if (env)
 			fprintf(stderr,
 				"tlm-sim: TLM_SIM_MEMORY: bad value '%s' (expected e.g. 1G or 1G,512M)\n",
@@ -556,6 +494,7 @@ CUresult sim_cuStreamDestroy_v2(CUstream hStream)
 	pthread_mutex_unlock(&sim_lock);
 	if (!found)
 		return CUDA_ERROR_INVALID_HANDLE;
+	sim_capture_stream_gone(hStream);
 	free(hStream);
 	return CUDA_SUCCESS;
 }

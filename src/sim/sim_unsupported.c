@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Entry points the simulator exports but does not model: graphs, stream
- * capture, the JIT linker, stream memory operations, tensor maps, IPC,
- * arrays and textures. Libraries resolve some of them by name at start-up
+ * Entry points the simulator exports but does not model: building and
+ * editing graphs by hand (capture, instantiate and launch: sim_graph.c), the
+ * JIT linker, stream memory operations, tensor maps, IPC, arrays, textures. Libraries resolve some of them by name at start-up
  * (libcublasLt fails to start when one is missing), so each exists and
  * answers CUDA_ERROR_NOT_SUPPORTED without touching its arguments; with
  * TLM_SIM_LOG_UNKNOWN=1 it says which was called. None has a memory effect.
@@ -30,34 +30,16 @@ static CUresult unsupported(const char *name)
 	}                                                                                          \
 	SIM_EXPORT(name)
 
-UNSUPPORTED(cuGraphCreate);
-UNSUPPORTED(cuGraphDestroy);
 UNSUPPORTED(cuGraphGetNodes);
 UNSUPPORTED(cuGraphNodeGetType);
 UNSUPPORTED(cuGraphKernelNodeGetParams);
 UNSUPPORTED(cuGraphKernelNodeGetParams_v2);
-UNSUPPORTED(cuGraphInstantiate);
-UNSUPPORTED(cuGraphInstantiate_v2);
-UNSUPPORTED(cuGraphInstantiateWithFlags);
-UNSUPPORTED(cuGraphInstantiateWithParams);
-UNSUPPORTED(cuGraphInstantiateWithParams_ptsz);
-UNSUPPORTED(cuGraphLaunch);
-UNSUPPORTED(cuGraphLaunch_ptsz);
-UNSUPPORTED(cuGraphUpload);
-UNSUPPORTED(cuGraphUpload_ptsz);
-UNSUPPORTED(cuGraphExecDestroy);
 UNSUPPORTED(cuGraphExecKernelNodeSetParams);
 UNSUPPORTED(cuGraphExecKernelNodeSetParams_v2);
 UNSUPPORTED(cuGraphAddMemAllocNode);
 UNSUPPORTED(cuGraphAddMemFreeNode);
-UNSUPPORTED(cuStreamBeginCapture);
-UNSUPPORTED(cuStreamBeginCapture_ptsz);
-UNSUPPORTED(cuStreamBeginCapture_v2);
-UNSUPPORTED(cuStreamBeginCapture_v2_ptsz);
 UNSUPPORTED(cuStreamBeginCaptureToGraph);
 UNSUPPORTED(cuStreamBeginCaptureToGraph_ptsz);
-UNSUPPORTED(cuStreamEndCapture);
-UNSUPPORTED(cuStreamEndCapture_ptsz);
 UNSUPPORTED(cuLinkCreate_v2);
 UNSUPPORTED(cuLinkAddData_v2);
 UNSUPPORTED(cuLinkAddFile_v2);

@@ -4,9 +4,13 @@
  * Physical handles take pages from a device; reservations take VA from a
  * region of their own; a mapping ties part of a handle to part of a
  * reservation. As on real hardware, a handle's pages return to the device only
- * when it is released AND no mapping uses it any more.
+ * when it is released AND no mapping uses it any more. A handle's contents
+ * (sim_backing.c) are a host mapping of its own, made at the first copy or
+ * set through any mapping of it: every range mapped to one handle shows the
+ * same bytes, and they last until the handle is gone.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "sim_internal.h"
 
@@ -16,6 +20,7 @@ struct vmm_handle {
 	uint64_t pages;
 	uint64_t maps; /* live mappings that reference this handle */
 	bool released;
+	uint8_t *back; /* contents; NULL until first touched */
 };
 
 static struct sim_vaspace reserve_va;
@@ -23,6 +28,7 @@ static bool reserve_va_ready;
 static struct sim_tree handles;      /* key = handle value, val = struct vmm_handle * */
 static struct sim_tree reservations; /* key = start, len = size */
 static struct sim_tree mappings;     /* key = start, len = size, val = struct vmm_handle * */
+static struct sim_tree map_offset;   /* key = mapping start, val = its offset in the handle */
 /* Handles are opaque, distinct and never reused within a process; the base
  * keeps them out of the range of small integers a test might confuse them with. */
 static CUmemGenericAllocationHandle next_handle = 0x7100000000000001ull;
@@ -48,6 +54,8 @@ static void handle_put(struct vmm_handle *h)
 	if (h->released && h->maps == 0) {
 		sim_dev[h->dev].used_pages -= h->pages;
 		sim_tree_remove(&handles, h->id, NULL, NULL);
+		if (h->back)
+			munmap(h->back, h->pages * SIM_PAGE);
 		free(h);
 	}
 }
@@ -216,9 +224,12 @@ CUresult simi_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		r = CUDA_ERROR_INVALID_VALUE;
 	else if (first_overlap(ptr, size))
 		r = CUDA_ERROR_ALREADY_MAPPED;
-	else if (!sim_tree_insert(&mappings, ptr, size, (uintptr_t)h))
+	else if (!sim_tree_insert(&map_offset, ptr, 0, offset))
 		r = CUDA_ERROR_OUT_OF_MEMORY;
-	else
+	else if (!sim_tree_insert(&mappings, ptr, size, (uintptr_t)h)) {
+		sim_tree_remove(&map_offset, ptr, NULL, NULL);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	} else
 		h->maps++;
 	pthread_mutex_unlock(&sim_lock);
 	return r;
@@ -264,6 +275,7 @@ CUresult simi_cuMemUnmap(CUdeviceptr ptr, size_t size)
 			uint64_t len;
 			uintptr_t val;
 			sim_tree_remove(&mappings, at, &len, &val);
+			sim_tree_remove(&map_offset, at, NULL, NULL);
 			struct vmm_handle *h = (struct vmm_handle *)val;
 			h->maps--;
 			handle_put(h);
@@ -300,3 +312,17 @@ CUresult sim_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc 
 	return r;
 }
 SIM_EXPORT(cuMemSetAccess);
+
+CUresult sim_vmm_span(uint64_t p, uint8_t **host, uint64_t *avail)
+{
+	struct sim_node *m = sim_tree_floor(&mappings, p);
+	if (!m || p - m->key >= m->len)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct vmm_handle *h = (struct vmm_handle *)m->val;
+	struct sim_node *o = sim_tree_find(&map_offset, m->key);
+	if (!h->back && !(h->back = sim_backing_map(h->pages * SIM_PAGE)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*host = h->back + (o ? o->val : 0) + (p - m->key);
+	*avail = m->key + m->len - p;
+	return CUDA_SUCCESS;
+}

@@ -15,13 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "report/export.h"
 #include "report/report.h"
 
 #define USAGE                                                                     \
-	"usage: tlm report [--format text|json|html|chrome|collapsed]\n"            \
+	"usage: tlm report [--format text|json|html|chrome|collapsed|torch-snapshot]\n" \
 	"                  [--metric live|peak|peak-allocated] [--summary]\n"       \
 	"                  [--full-stacks] [-o FILE] TRACE\n"
 
@@ -33,7 +34,9 @@ static const char help[] =
 	"options:\n"
 	"  -f, --format FORMAT   text (default, <= 100 columns), json (schema tlm-report/1),\n"
 	"                        html (one self-contained page), chrome (trace-event JSON\n"
-	"                        for Perfetto), collapsed (folded stacks for flame graphs)\n"
+	"                        for Perfetto), collapsed (folded stacks for flame graphs),\n"
+	"                        torch-snapshot (PyTorch's memory snapshot pickle, for\n"
+	"                        memory_viz)\n"
 	"  --metric live|peak|peak-allocated\n"
 	"                        collapsed only: bytes live at the end (default), at the reserved\n"
 	"                        peak (segments), or what held the allocated peak (AT PEAK)\n"
@@ -45,7 +48,7 @@ static const char help[] =
 	"\n"
 	"exit: 0 ok, 2 the trace cannot be read or is damaged, 64 bad usage\n";
 
-static const char *const formats[] = {"text", "json", "html", "chrome", "collapsed"};
+static const char *const formats[] = {"text", "json", "html", "chrome", "collapsed", "torch-snapshot"};
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -66,7 +69,7 @@ int tlm_cmd_report(int argc, char **argv)
 			dashdash = true;
 		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {
 			if (++i >= argc)
-				return usage_error("%s needs a value (text, json, html, chrome or collapsed)", a);
+				return usage_error("%s needs a value (text, json, html, chrome, collapsed or torch-snapshot)", a);
 			format = argv[i];
 		} else if (!dashdash && !strncmp(a, "--format=", 9)) {
 			format = a + 9;
@@ -101,7 +104,7 @@ int tlm_cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
 		known |= !strcmp(format, formats[i]);
 	if (!known)
-		return usage_error("unknown format '%s' (text, json, html, chrome or collapsed)", format);
+		return usage_error("unknown format '%s' (text, json, html, chrome, collapsed or torch-snapshot)", format);
 	if (!path)
 		return usage_error("%s", "missing TRACE");
 	if (summary && strcmp(format, "text"))
@@ -110,6 +113,8 @@ int tlm_cmd_report(int argc, char **argv)
 		return usage_error("%s", "--metric is for --format collapsed");
 	if (metric && strcmp(metric, "live") && strcmp(metric, "peak") && strcmp(metric, "peak-allocated"))
 		return usage_error("unknown metric '%s' (live, peak or peak-allocated)", metric);
+	if (!strcmp(format, "torch-snapshot") && (!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
+		return usage_error("%s", "torch-snapshot is a binary pickle: give -o FILE (or redirect stdout)");
 
 	char err[256];
 	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
@@ -134,6 +139,8 @@ int tlm_cmd_report(int argc, char **argv)
 		rc = tlm_report_html(r, f, why, sizeof why);
 	else if (!strcmp(format, "chrome"))
 		rc = tlm_report_chrome(r, f);
+	else if (!strcmp(format, "torch-snapshot"))
+		rc = tlm_report_torch_snapshot(r, f, why, sizeof why);
 	else if (!strcmp(format, "collapsed"))
 		rc = tlm_report_collapsed(r, f,
 					  !metric || !strcmp(metric, "live") ? TLM_COLLAPSED_LIVE

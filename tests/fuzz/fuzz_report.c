@@ -5,9 +5,9 @@
  * peaks, churn, OOM verdicts) then the text, summary and JSON renderings,
  * written to /dev/null, and the exports: Chrome trace events, folded stacks
  * (live, at the allocated peak, and at the reserved peak: a second pass over
- * the input) and the HTML page
- * (its segment map is a second pass too), which must stay inert: its only
- * <script is its own. Like fuzz_reader, each input is tried as it is and with
+ * the input), PyTorch's memory snapshot (a pickle; one more pass) and the
+ * HTML page (its segment map and active timelines are passes too), which must
+ * stay inert: its only scripts are its own, the rest typed data blocks. Like fuzz_reader, each input is tried as it is and with
  * its checksums recomputed, so mutations reach the analysis.
  *
  * Stacks are symbolized by a stand-in resolver that returns hostile names
@@ -72,6 +72,8 @@ static void report_all(const uint8_t *data, size_t size)
 	tlm_report_collapsed(r, null, TLM_COLLAPSED_PEAK_ALLOCATED, err, sizeof err);
 	if (tlm_report_collapsed(r, null, TLM_COLLAPSED_PEAK, err, sizeof err) && (!err[0] || strchr(err, '\n')))
 		__builtin_trap(); /* the second pass failed without a one-line reason */
+	if (tlm_report_torch_snapshot(r, null, err, sizeof err) && (!err[0] || strchr(err, '\n')))
+		__builtin_trap(); /* the snapshot's pass failed without a one-line reason */
 	fflush(null);
 	char *html = NULL;
 	size_t len = 0;
@@ -81,10 +83,18 @@ static void report_all(const uint8_t *data, size_t size)
 	int rc = tlm_report_html(r, f, err, sizeof err);
 	if (fclose(f))
 		abort();
-	size_t scripts = 0;
-	for (const char *p = html; rc == 0 && (p = strstr(p, "<script")); p++)
-		scripts++;
-	FUZZ_CHECK(rc != 0 || scripts == 1);
+	/* inert: the page's own two scripts; every other <script is a typed data
+	 * block (the active timelines'), and nothing from the trace closes one early */
+	static const char data_block[] = "<script type=\"application/";
+	size_t scripts = 0, opens = 0, closers = 0;
+	for (const char *p = html; rc == 0 && (p = strstr(p, "<script")); p++) {
+		opens++;
+		scripts += !strncmp(p, "<script>", 8);
+		FUZZ_CHECK(!strncmp(p, "<script>", 8) || !strncmp(p, data_block, sizeof data_block - 1));
+	}
+	for (const char *p = html; rc == 0 && (p = strstr(p, "</script")); p++)
+		closers++;
+	FUZZ_CHECK(rc != 0 || (scripts == 2 && closers == opens));
 	free(html);
 	tlm_report_free(r);
 }

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Python stacks, reference cycles, leaks and classes built again and again
 # (classes.py) on every CPython under pyenv:
-# test_python.sh LIBTLM TLM SIMDIR SRCDIR
+# test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
 # Versions absent from $TLM_TEST_PYENV (default /root/.pyenv/versions) are
 # skipped with a message; with none present the test is skipped (exit 77).
 set -u
-libtlm=$1 tlm=$2 sim=$3 src=$4
+libtlm=$1 tlm=$2 sim=$3 dbl=$4 src=$5
 pyenv=${TLM_TEST_PYENV:-/root/.pyenv/versions}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -16,7 +16,7 @@ run_one() { # python tag [env...]; WORKLOAD (default workload.py) and ARGS from 
 	shift 2
 	wl=${WORKLOAD:-workload.py}
 	# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
-	env "$@" TLM_TEST_CUDART="$sim/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
+	env "$@" TLM_TEST_CUDART="$dbl/libcudart.so.13" LD_LIBRARY_PATH="$sim" \
 		LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$libtlm" \
 		TLM_OUTPUT="$tmp/$tag.trace" TLM_SUMMARY=0 "$py" "$src/$wl" ${ARGS-10} || return 1
 	"$tlm" report -f json -o "$tmp/$tag.json" "$tmp/$tag.trace" || return 1

@@ -7,18 +7,24 @@
 #   allocs-static   allocs.cu, nvcc's default static cudart
 #   allocs-shared   allocs.cu, -cudart shared (the toolkit's libcudart.so.13)
 #   allocs-ptds     allocs.cu, static, --default-stream per-thread
+#   contents        contents.cu (static and shared): copies, sets, 2D, async, peer, symbols read back byte-exact
+#   general         general.cu .. general4.cu (static and shared): templates, managed from host, streams,
+#                   events, a pool across 4 threads, a captured graph; two devices from threads, 3D,
+#                   symbols, clusters, peer access, cudaDeviceReset; big __device__ arrays,
+#                   cudaHostRegister, cudaMemset3D, cudaStreamAttachMemAsync; pools on two
+#                   devices with access, VMM aliasing through the driver API
 #   driver-api      driver.c: the driver API, linked with the toolkit's stub libcuda.so
 #   cublas          cublas.cu: cublasCreate/SetWorkspace/Destroy
 #   cupti           allocs-static with TLM_CUPTI=on and the toolkit's libcupti.so.13
 #   wheel-13 / wheel-12   allocs-shared against the newest 13.x / a 12.x
 #                   runtime from its pip wheel (tools/fetch-cuda-wheels.sh)
 #   unknown-version a runtime version the simulator was not checked with
-#   double-first    build/src/sim before the toolkit: tlm's runtime double says so
+#   double-first    build/src/sim/double before the toolkit: tlm's runtime double says so
 #   olddriver       a libcuda.so.1 that does not export the names libtlm.so dlsyms
 #
 # Needs: CUDA_HOME (default /usr/local/cuda) with bin/nvcc; otherwise exits 77
 # (meson: skipped) with one line saying what was not tested. Env from meson:
-# TLM_TEST_LIBTLM, TLM_TEST_SIMDIR, TLM_TEST_DUMP, TLM_TEST_WORK.
+# TLM_TEST_LIBTLM, TLM_TEST_SIMDIR, TLM_TEST_DOUBLEDIR, TLM_TEST_DUMP, TLM_TEST_WORK.
 set -u
 t=${1:?usage: run.sh TEST}
 src=$(cd "$(dirname "$0")" && pwd)
@@ -32,8 +38,9 @@ work=${TLM_TEST_WORK:?}/$t
 mkdir -p "$work"
 lib=$cuda/lib64
 [ -d "$lib" ] || lib=$cuda/lib
-# The toolkit's libraries first: build/src/sim also holds tlm's runtime double.
-ldpath=$lib:$TLM_TEST_SIMDIR
+# The simulated driver first, as a user would: build/src/sim holds only
+# libcuda.so.1 (tlm's runtime double is in build/src/sim/double).
+ldpath=$TLM_TEST_SIMDIR:$lib
 pre=${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST:}$TLM_TEST_LIBTLM
 
 build() { # OUT SRC NVCC-ARGS...: compile once per source change
@@ -90,6 +97,34 @@ allocs-shared)
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	record "$work/allocs"
 	;;
+general)
+	# general.cu and general2.cu under both cudarts, the sim dir first: exit 0,
+	# and every call counted ("op kind count" per pair, sorted)
+	for prog in general:"1 0 403;1 1 1;2 0 404;3 6 1;4 6 1;5 6 1" general2:"1 0 6;1 1 1;1 2 2;2 0 6;2 2 2" general3:"1 0 2;1 1 1;2 0 3" \
+		general4:"1 0 3;1 3 1;1 4 1;1 5 2;2 0 2;2 3 1;2 4 1;2 5 1;3 6 2;4 6 2;5 6 2"; do
+		name=${prog%%:*} want=${prog#*:}
+		for v in static shared; do
+			a=; [ $v = shared ] && a="-cudart shared"
+			l=; [ $name = general4 ] && l="-L$lib/stubs -lcuda"
+			build "$work/$name-$v" "$src/$name.cu" -std=c++17 $a $l
+			env LD_LIBRARY_PATH="$ldpath" LD_PRELOAD="$pre" TLM_SUMMARY=0 TLM_OUTPUT="$work/trace-$v" \
+				TLM_SIM_DEVICES=2 timeout 120 "$work/$name-$v" >"$work/out" 2>"$work/err" || {
+				echo "FAIL $t ($name, $v): exit $?"; cat "$work/out" "$work/err"; exit 1; }
+			got=$("$TLM_TEST_DUMP" "$work/trace-$v" | awk '$1 == "E" { c[$2 " " $3]++ } END { for (k in c) print k, c[k] }' | sort | paste -sd';')
+			[ "$got" = "$want" ] || { echo "FAIL $t ($name, $v): counts $got, want $want"; exit 1; }
+			rm -f "$work/trace-$v"
+		done
+	done
+	echo "PASS $t: general.cu to general4.cu, static and shared: every call recorded; contents and graph replays checked"
+	;;
+contents)
+	# device memory holds what was copied or set there (contents.cu checks
+	# every byte and exits non-zero otherwise), static and shared cudart
+	build "$work/contents" "$src/contents.cu"
+	record "$work/contents"
+	build "$work/contents-shared" "$src/contents.cu" -cudart shared
+	record "$work/contents-shared"
+	;;
 allocs-ptds)
 	# --default-stream per-thread: the runtime takes the _ptsz driver flavours
 	build "$work/allocs" "$src/allocs.cu" --default-stream per-thread
@@ -128,11 +163,11 @@ wheel-12)
 	echo "runtime: $wl"
 	;;
 double-first)
-	# build/src/sim ahead of the toolkit: the runtime double is loaded, and
+	# build/src/sim/double ahead of the toolkit: the runtime double is loaded, and
 	# must say so in one line rather than fail with a linker error
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	# (a sanitized build's double needs its sanitizer runtime first)
-	env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$TLM_TEST_SIMDIR:$lib" \
+	env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$TLM_TEST_DOUBLEDIR:$TLM_TEST_SIMDIR:$lib" \
 		timeout 60 "$work/allocs" >"$work/out" 2>"$work/err"
 	rc=$?
 	if [ $rc -ne 127 ] || [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -q "^tlm-sim: .*runtime double" "$work/err"; then
@@ -200,7 +235,7 @@ unknown-version)
 	build "$work/allocs" "$src/allocs.cu"
 	record "$work/allocs" TLM_SIM_KNOWN_RUNTIMES=12090
 	n=$(grep -c "tlm-sim" "$work/err")
-	want="tlm-sim: CUDA runtime 13.0 is not one this simulated driver was checked with (12.9, 13.0, 13.5): its private interface may differ and it may fail"
+	want="tlm-sim: CUDA runtime 13.0 is not one this simulated driver was checked with (12.9, 13.0, 13.2, 13.5): its private interface may differ and it may fail"
 	if [ "$n" -ne 1 ] || [ "$(grep tlm-sim "$work/err")" != "$want" ]; then
 		echo "FAIL $t: expected one line naming 13.0, got $n:"
 		cat "$work/err"

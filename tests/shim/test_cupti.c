@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_cupti.c - CUPTI as the second source, end to end on the simulated
- * driver with the CUPTI double (build/src/sim/libcupti.so.13):
+ * driver with the CUPTI double (build/src/sim/double/libcupti.so.13):
  *   - every interception path with CUPTI attached records each call once,
  *     without the CUPTI flag (de-duplication);
  *   - calls that bypass every interposed entry point are recorded, flagged
@@ -325,22 +325,25 @@ static void test_not_found(void **state)
 	}
 }
 
-/* auto: a driver that cannot host CUPTI (here the simulator, which has no
- * export tables) is left alone, even with a libcupti on the search path. */
+/* auto: a driver that cannot host CUPTI (here the simulator, which serves the
+ * runtime's export tables but not CUPTI's) is left alone, even with a libcupti
+ * on the search path. */
 static void test_auto_needs_a_real_driver(void **state)
 {
 	struct ctx *c = *state;
-	char path[700];
-	snprintf(path, sizeof path, "LD_LIBRARY_PATH=%s", getenv("TLM_TEST_SIMDIR")); /* holds libcupti.so.13 */
+	char path[1400];
+	/* the double's directory holds libcupti.so.13 */
+	snprintf(path, sizeof path, "LD_LIBRARY_PATH=%s:%s", getenv("TLM_TEST_SIMDIR"), getenv("TLM_TEST_DOUBLEDIR"));
 	const char *env[] = {path, c->logenv, NULL};
 	struct run r;
 	struct trace t;
 	run_ok(c, &r, &t, "cupti", env);
-	expect_cupti(&t, "skipped", "the driver has no export tables: a stub or a simulated driver");
+	expect_cupti(&t, "skipped",
+		     "the driver is tlm's simulator, which serves the runtime's export tables but not CUPTI's");
 	char line[1024];
 	info_line(t.path, "cupti:", line, sizeof line);
-	assert_string_equal(line, "cupti:        CUPTI not used (the driver has no export tables: a stub or a simulated "
-				  "driver)");
+	assert_string_equal(line, "cupti:        CUPTI not used (the driver is tlm's simulator, which serves the "
+				  "runtime's export tables but not CUPTI's)");
 	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
 	assert_int_equal(log_count(c, ""), -1);
 	assert_null(strstr(r.stderr_text, "CUPTI"));

@@ -2,7 +2,7 @@
 # Python at the edges: KeyboardInterrupt (Python re-raises SIGINT) reads
 # "ended by signal 2", not "truncated"; a fork child leaving by os._exit
 # keeps its events ("left by _exit"); the interpreter still sees SIG_DFL.
-# usage: test_edges_py.sh LIBTLM TLM SIMDIR SCRIPT
+# usage: test_edges_py.sh LIBTLM TLM LIBPATH SCRIPT (LIBPATH: the driver and runtime double dirs)
 set -eu
 lib=$1 tlm=$2 sim=$3 py=$4
 command -v python3 >/dev/null || { echo "python3 not found: Python edges not tested"; exit 77; }

@@ -138,6 +138,36 @@ static void test_created_pool(void **state)
 	assert_int_equal(cuMemPoolCreate(&pool, &pp), CUDA_ERROR_INVALID_DEVICE);
 }
 
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count);
+CUresult cuMemPoolGetAccess(int *flags, CUmemoryPool pool, const CUmemAccessDesc *loc);
+
+/* Access from other devices: read back as set; the pool's own device stays
+ * read-write; bad locations and flags are refused, nothing half-applied. */
+static void test_access(void **state)
+{
+	(void)state;
+	CUmemPoolProps pp = props_on(0, 0);
+	CUmemoryPool pool;
+	int fl = -1;
+	CU_OK(cuMemPoolCreate(&pool, &pp));
+	CUmemAccessDesc d[2] = {{.location = {.type = 1, .id = 1}, .flags = 3},
+				{.location = {.type = 1, .id = 0}, .flags = 1}};
+	CU_OK(cuMemPoolGetAccess(&fl, pool, &d[1]));
+	assert_int_equal(fl, 3); /* its own device */
+	CU_OK(cuMemPoolGetAccess(&fl, pool, &d[0]));
+	assert_int_equal(fl, 0); /* another device: none until set */
+	assert_int_equal(cuMemPoolSetAccess(pool, d, 2), CUDA_ERROR_INVALID_VALUE); /* own device RO */
+	CU_OK(cuMemPoolGetAccess(&fl, pool, &d[0]));
+	assert_int_equal(fl, 0); /* nothing applied */
+	CU_OK(cuMemPoolSetAccess(pool, d, 1));
+	CU_OK(cuMemPoolGetAccess(&fl, pool, &d[0]));
+	assert_int_equal(fl, 3);
+	d[0].location.id = 9;
+	assert_int_equal(cuMemPoolSetAccess(pool, d, 1), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cuMemPoolDestroy(pool));
+	assert_int_equal(cuMemPoolGetAccess(&fl, pool, &d[1]), CUDA_ERROR_INVALID_VALUE);
+}
+
 static void test_pool_max_size(void **state)
 {
 	(void)state;
@@ -180,6 +210,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pool_trims_itself_before_oom, sim_test_no_leak),
 		cmocka_unit_test_teardown(test_created_pool, sim_test_no_leak),
 		cmocka_unit_test_teardown(test_pool_max_size, sim_test_no_leak),
+		cmocka_unit_test_teardown(test_access, sim_test_no_leak),
 		cmocka_unit_test_teardown(test_async_args, sim_test_no_leak),
 	};
 	return cmocka_run_group_tests(tests, sim_test_setup_dev0, NULL);

@@ -134,10 +134,9 @@ static void test_copies_and_sets(void **state)
 	memset(src, 0xab, sizeof src);
 	memset(dst, 0xcd, sizeof dst);
 	CU_OK(FN(CUresult(*)(CUdeviceptr, const void *, size_t), cuMemcpyHtoD_v2)(d, src, 64));
-	/* device memory reads as zeros, whatever was written */
+	/* device memory reads back what was written (tests/sim/test_contents.c) */
 	CU_OK(FN(CUresult(*)(void *, CUdeviceptr, size_t), cuMemcpyDtoH_v2)(dst, d, 64));
-	for (int i = 0; i < 64; i++)
-		assert_int_equal(dst[i], 0);
+	assert_memory_equal(dst, src, 64);
 	/* managed memory is host memory: copies and sets are real */
 	CU_OK(FN(CUresult(*)(CUdeviceptr, CUdeviceptr, size_t), cuMemcpy)(m, (uintptr_t)src, 64));
 	assert_memory_equal((void *)(uintptr_t)m, src, 64);

@@ -7,6 +7,8 @@
 #   simulate_cli.sh TLM DEMO
 set -u
 tlm=$1 demo=$2
+# sanitized builds: their runtime must come first in the program's preload list
+[ -n "${TLM_TEST_PRELOAD_FIRST:-}" ] && export LD_PRELOAD="$TLM_TEST_PRELOAD_FIRST"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

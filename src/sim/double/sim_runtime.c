@@ -85,11 +85,16 @@ static bool resolve(const char *name, void *slot, cuuint64_t flags)
 	return true;
 }
 
+/* sim_runtime_find.c: libcuda.so.1 beside this library, when dlopen by name fails. */
+void *simrt_open_beside(void) __attribute__((visibility("hidden")));
+
 static void load_driver(void)
 {
 	const cuuint64_t L = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
 	const cuuint64_t T = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	if (!h)
+		h = simrt_open_beside();
 	if (!h || !(*(void **)&drv.getProcAddress = dlsym(h, "cuGetProcAddress_v2"))) {
 		init_error = cudaErrorInsufficientDriver;
 		return;
@@ -515,44 +520,7 @@ cudaError_t cudaPeekAtLastError(void)
 	return tls_error;
 }
 
-static const struct {
-	cudaError_t code;
-	const char *name, *text;
-} rt_errors[] = {
-	{cudaSuccess, "cudaSuccess", "no error"},
-	{cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
-	{cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
-	{cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
-	{cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
-	 "CUDA driver version is insufficient for CUDA runtime version"},
-	{cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
-	{cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
-	{201, "cudaErrorDeviceUninitialized", "invalid device context"},
-	{208, "cudaErrorAlreadyMapped", "resource already mapped"},
-	{cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
-	{cudaErrorSymbolNotFound, "cudaErrorSymbolNotFound", "named symbol not found"},
-	{cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
-};
-
-static int rt_error(cudaError_t e)
-{
-	for (size_t i = 0; i < sizeof(rt_errors) / sizeof(rt_errors[0]); i++)
-		if (rt_errors[i].code == e)
-			return (int)i;
-	return -1;
-}
-
-const char *cudaGetErrorString(cudaError_t error)
-{
-	int i = rt_error(error);
-	return i < 0 ? "unrecognized error code" : rt_errors[i].text;
-}
-
-const char *cudaGetErrorName(cudaError_t error)
-{
-	int i = rt_error(error);
-	return i < 0 ? "unrecognized error code" : rt_errors[i].name;
-}
+/* cudaGetErrorString and cudaGetErrorName: sim_runtime_errors.c */
 
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
