@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stack.c - native stacks through libunwind, interned per thread.
+ * stack.c - native stacks through libunwind (unwind_dl.c), interned per thread.
  *
  * Training loops allocate from a handful of call paths over and over, so each
  * thread keeps a small cache from stack to id: a repeated stack costs a hash
@@ -9,10 +9,8 @@
 #include <link.h>
 #include <string.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "shim/stack.h"
+#include "shim/unwind_dl.h"
 
 /* libtlm's executable ranges: leading frames inside them are ours. */
 #define MAX_SELF 4
@@ -53,7 +51,7 @@ void tlm__stack_init(void)
 			tlm__self_more = self_n > 1;
 		}
 	}
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	tlm__unw_load(); /* and its per-thread caching policy */
 	tlm__stack_cache_init();
 }
 
@@ -74,7 +72,9 @@ uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max)
 	enum { SLACK = 12 }; /* room for our own frames, dropped below */
 	void *buf[TLM_MAX_STACK_DEPTH + SLACK];
 	int want = (int)max + SLACK;
-	int n = unw_backtrace(buf, want);
+	if (!tlm__unw.backtrace)
+		return 0; /* no libunwind: no native stacks */
+	int n = tlm__unw.backtrace(buf, want);
 	int i = 0;
 	while (i < n && tlm__in_self((uint64_t)(uintptr_t)buf[i]))
 		i++;

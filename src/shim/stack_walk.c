@@ -29,10 +29,8 @@
 #include <string.h>
 #include <ucontext.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "shim/stack.h"
+#include "shim/unwind_dl.h"
 
 #if defined(__x86_64__)
 
@@ -70,7 +68,7 @@ static bool probe_step(uint64_t ip, uint64_t rsp, uint64_t rbp, uint64_t other, 
 {
 	unw_context_t uc;
 	unw_cursor_t cur;
-	if (unw_getcontext(&uc) != 0)
+	if (tlm__unw.getcontext(&uc) != 0)
 		return false;
 	greg_t *g = uc.uc_mcontext.gregs;
 	static const int others[] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_R8,  REG_R9,
@@ -80,21 +78,21 @@ static bool probe_step(uint64_t ip, uint64_t rsp, uint64_t rbp, uint64_t other, 
 	g[REG_RIP] = (greg_t)ip;
 	g[REG_RSP] = (greg_t)rsp;
 	g[REG_RBP] = (greg_t)rbp;
-	if (unw_init_local(&cur, &uc) != 0)
+	if (tlm__unw.init_local(&cur, &uc) != 0)
 		return false;
-	o->ret = unw_step(&cur);
+	o->ret = tlm__unw.step(&cur);
 	if (o->ret < 0)
 		return false;
 	unw_word_t v;
-	unw_get_reg(&cur, UNW_REG_SP, &v);
+	tlm__unw.get_reg(&cur, UNW_REG_SP, &v);
 	o->cfa = v;
-	unw_get_reg(&cur, UNW_X86_64_RBP, &v);
+	tlm__unw.get_reg(&cur, UNW_X86_64_RBP, &v);
 	o->rbp_after = v;
 	unw_save_loc_t l;
-	o->rip_loc = unw_get_save_loc(&cur, UNW_X86_64_RIP, &l) == 0 && l.type == UNW_SLT_MEMORY ? l.u.addr : 0;
+	o->rip_loc = tlm__unw.get_save_loc(&cur, UNW_X86_64_RIP, &l) == 0 && l.type == UNW_SLT_MEMORY ? l.u.addr : 0;
 	o->rbp_mem = false;
 	o->rbp_loc = 0;
-	if (unw_get_save_loc(&cur, UNW_X86_64_RBP, &l) == 0 && l.type == UNW_SLT_MEMORY) {
+	if (tlm__unw.get_save_loc(&cur, UNW_X86_64_RBP, &l) == 0 && l.type == UNW_SLT_MEMORY) {
 		uint64_t a = l.u.addr, lo = (uint64_t)(uintptr_t)&uc, hi = lo + sizeof uc;
 		if (a < lo || a >= hi) { /* inside the context: the register passed through */
 			o->rbp_mem = true;
@@ -106,6 +104,8 @@ static bool probe_step(uint64_t ip, uint64_t rsp, uint64_t rbp, uint64_t other, 
 
 static uint64_t learn(struct tlm__stk_cache *c, uint64_t ip)
 {
+	if (!tlm__unw.step)
+		return R_BAD; /* libunwind could not be opened (unwind_dl.c) */
 	uint64_t *s = c->scratch;
 	for (unsigned i = 0; i < TLM__SCRATCH; i++)
 		s[i] = ip; /* every return address read is a plausible one */

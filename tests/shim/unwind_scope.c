@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_scope.c - run under LD_PRELOAD=libtlm.so: libtlm uses libunwind,
+ * but libunwind must stay out of the program's global symbol scope, where
+ * its _Unwind_* would replace libgcc_s's for every C++ exception (and
+ * unw_* could clash with the program's own). Exit 0 when it is loaded yet
+ * invisible; 1 with one line saying what is wrong.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+	if (!dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD)) {
+		fprintf(stderr, "failed: libunwind.so.8 is not loaded: libtlm did not open it\n");
+		return 1;
+	}
+	if (dlsym(RTLD_DEFAULT, "unw_backtrace")) {
+		fprintf(stderr, "failed: libunwind's unw_backtrace is in the global scope\n");
+		return 1;
+	}
+	void *p = dlsym(RTLD_DEFAULT, "_Unwind_RaiseException");
+	Dl_info i;
+	if (p && dladdr(p, &i) && i.dli_fname && strstr(i.dli_fname, "libunwind.so")) {
+		fprintf(stderr, "failed: _Unwind_RaiseException resolves to %s\n", i.dli_fname);
+		return 1;
+	}
+	printf("libunwind loaded, out of the global scope\n");
+	return 0;
+}
