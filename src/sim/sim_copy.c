@@ -223,41 +223,9 @@ PT(cuMemcpyPeerAsync, _ptsz,
    (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st),
    (d, dc, s, sc, n, st));
 
-/* ---- 2D and 3D copies (CUDA_MEMCPY2D / CUDA_MEMCPY3D layouts) ---- */
+/* ---- 2D and 3D copies (layouts: sim_cuda_extra.h) ---- */
 
 enum { MT_HOST = 1, MT_DEVICE = 2, MT_ARRAY = 3, MT_UNIFIED = 4 };
-
-struct memcpy2d {
-	size_t srcX, srcY;
-	int srcType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	void *srcArray;
-	size_t srcPitch;
-	size_t dstX, dstY;
-	int dstType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	void *dstArray;
-	size_t dstPitch;
-	size_t width, height;
-};
-
-struct memcpy3d {
-	size_t srcX, srcY, srcZ, srcLOD;
-	int srcType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	void *srcArray, *reserved0;
-	size_t srcPitch, srcHeight;
-	size_t dstX, dstY, dstZ, dstLOD;
-	int dstType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	void *dstArray, *reserved1;
-	size_t dstPitch, dstHeight;
-	size_t width, height, depth;
-};
 
 static CUresult base_of(int type, const void *host, CUdeviceptr dev, uint64_t *out)
 {

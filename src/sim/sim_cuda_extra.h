@@ -58,4 +58,38 @@ typedef struct CUuuid_sim_st {
 #define cudaHostAllocDefault 0x00
 #endif
 
+/* cuda.h's CUDA_MEMCPY2D and CUDA_MEMCPY3D, field for field (the copy
+ * entry points take them; tests build them). */
+struct memcpy2d {
+	size_t srcX, srcY;
+	int srcType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray;
+	size_t srcPitch;
+	size_t dstX, dstY;
+	int dstType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray;
+	size_t dstPitch;
+	size_t width, height;
+};
+
+struct memcpy3d {
+	size_t srcX, srcY, srcZ, srcLOD;
+	int srcType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray, *reserved0;
+	size_t srcPitch, srcHeight;
+	size_t dstX, dstY, dstZ, dstLOD;
+	int dstType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray, *reserved1;
+	size_t dstPitch, dstHeight;
+	size_t width, height, depth;
+};
+
 #endif

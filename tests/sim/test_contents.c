@@ -27,36 +27,6 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s);
 CUresult cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h);
 CUresult cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h);
 
-struct memcpy2d { /* CUDA_MEMCPY2D */
-	size_t srcX, srcY;
-	int srcType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	void *srcArray;
-	size_t srcPitch;
-	size_t dstX, dstY;
-	int dstType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	void *dstArray;
-	size_t dstPitch;
-	size_t width, height;
-};
-struct memcpy3d { /* CUDA_MEMCPY3D */
-	size_t srcX, srcY, srcZ, srcLOD;
-	int srcType;
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	void *srcArray, *reserved0;
-	size_t srcPitch, srcHeight;
-	size_t dstX, dstY, dstZ, dstLOD;
-	int dstType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	void *dstArray, *reserved1;
-	size_t dstPitch, dstHeight;
-	size_t width, height, depth;
-};
 CUresult cuMemcpy2D_v2(const struct memcpy2d *p);
 CUresult cuMemcpy3D_v2(const struct memcpy3d *p);
 
