@@ -51,37 +51,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return TLM_EXIT_USAGE;
 }
 
-/* "1000", "64K", "2M", "1G", "1KiB", ...; 0 on success. */
-static int parse_bytes(const char *s, uint64_t *out)
-{
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned shift = 0;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30;
-	else if (*end == 'T' || *end == 't')
-		shift = 40;
-	if (shift) {
-		end++;
-		if (!strcmp(end, "iB") || !strcmp(end, "B"))
-			end += strlen(end);
-	} else if (!strcmp(end, "B")) {
-		end++;
-	}
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
 
 /* "--NAME BYTES" or "--NAME=BYTES" at argv[*i]: true if it is that option;
  * *i becomes -1 after a usage error (already printed). */
@@ -95,7 +64,7 @@ static bool gate_option(const char *name, int argc, char **argv, int *i, bool *o
 	if (!v) {
 		usage_error("%s needs a number of bytes", name);
 		*i = -1;
-	} else if (parse_bytes(v, bytes)) {
+	} else if (tlm__parse_bytes(v, bytes)) {
 		fprintf(stderr, "tlm diff: %s: bad size '%s' (bytes, or with K, M, G)\n%s", name, v, USAGE);
 		*i = -1;
 	} else {

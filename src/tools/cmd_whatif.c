@@ -53,32 +53,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return TLM_EXIT_USAGE;
 }
 
-static int parse_bytes(const char *s, uint64_t *out)
-{
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned shift = 0;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30;
-	if (shift) {
-		end++;
-		if (!strcmp(end, "iB") || !strcmp(end, "B"))
-			end += strlen(end);
-	}
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
 
 /* "--name V" or "--name=V" (and the short form); NULL when argv[*i] is not it. */
 static const char *opt(const char *name, const char *shrt, int argc, char **argv, int *i, bool *missing)
@@ -128,7 +102,7 @@ int tlm_cmd_whatif(int argc, char **argv)
 		} else if ((v = opt("--recorded", NULL, argc, argv, &i, &missing))) {
 			o.recorded = v;
 		} else if ((v = opt("--memory", NULL, argc, argv, &i, &missing))) {
-			if (parse_bytes(v, &o.memory) || !o.memory) {
+			if (tlm__parse_bytes(v, &o.memory) || !o.memory) {
 				rc = usage_error("--memory: bad size '%s' (bytes, or with K, M, G)", v);
 				goto done;
 			}

@@ -20,4 +20,10 @@ int tlm_cmd_run(int argc, char **argv);
 int tlm_cmd_diff(int argc, char **argv);
 int tlm_cmd_whatif(int argc, char **argv);
 
+#include <stdint.h>
+
+/* A byte count: "1000", "64K", "2M", "1G", "1T", "1KiB", "512B" (1024-based);
+ * 0 on success, -1 for anything else or an overflow (cmd_args.c). */
+int tlm__parse_bytes(const char *s, uint64_t *out);
+
 #endif
