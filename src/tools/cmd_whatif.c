@@ -35,7 +35,7 @@ static const char help[] =
 	"                             garbage_collection_threshold, roundup_power2_divisions)\n"
 	"  --recorded SPEC            the settings of the recorded run (default: the trace's\n"
 	"                             torch.alloc_conf, else PyTorch's defaults)\n"
-	"  --memory BYTES             the device's memory (suffixes K, M, G; default: from a\n"
+	"  --memory BYTES             the device's memory (suffixes K, M, G, T; default: from a\n"
 	"                             failed allocation in the trace, else the recorded\n"
 	"                             device size, else unlimited)\n"
 	"  -f, --format text|json     output format (default text)\n"
