@@ -9,8 +9,9 @@
  * escaped: tlm__html() for the tables, the JSON writer (which escapes <, >
  * and &) for the timeline's data. The timeline's points are base64 of
  * zigzag varints, per point: the time since the previous point (ns; the
- * first: since the process's start), then the change of reserved and of
- * allocated bytes; decoded exactly (integers below 2^53) by the script.
+ * first: since the process's start), the change of reserved bytes, and the
+ * change of allocated bytes less that of reserved (0, one byte, when they
+ * move together); decoded exactly (integers below 2^53) by the script.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -88,7 +89,8 @@ static char *points_b64(const struct tlm_job_series *s, size_t *len)
 		const struct tlm_job_point *q = &s->pt[k];
 		tlm__b64_svarint(&w, (int64_t)((uint64_t)q->t_ns - (uint64_t)t));
 		tlm__b64_svarint(&w, (int64_t)(q->reserved - res));
-		tlm__b64_svarint(&w, (int64_t)(q->allocated - al));
+		/* allocated moves with reserved (always, without an allocator tap): its change less reserved's */
+		tlm__b64_svarint(&w, (int64_t)((q->allocated - al) - (q->reserved - res)));
 		t = q->t_ns;
 		res = q->reserved;
 		al = q->allocated;
@@ -171,7 +173,7 @@ static size_t timeline(FILE *f, const struct tlm_job *j, const uint32_t *pids, s
 		return 0;
 	}
 	fprintf(f, "<p class=\"meta\">%zu track%s on the job clock (0 = the earliest process start; see "
-		   "<i>Clocks</i> below): reserved device memory (blue, filled) and allocated (orange line) of each "
+		   "<i>Clocks</i> below): reserved device memory (blue, filled) and allocated (orange, dashed) of each "
 		   "process's device, OOMs in red. Wheel: zoom in time, drag: pan, double-click: the whole job; "
 		   "hover for the values; scroll the tracks with the scroll bar or over the names.</p>\n",
 		ntracks, ntracks == 1 ? "" : "s");

@@ -4,9 +4,9 @@
 // its scroll box, draws only the tracks in view, so a job of thousands of
 // processes costs what its visible rows cost. The view in time is shared
 // by every track: wheel zooms around the pointer, drag pans, double-click
-// shows the whole job. Hover reads the exact values: in the pixel column
-// under the pointer, the point with the most reserved bytes (so a spike
-// shows its peak), else the level at that moment.
+// shows the whole job. Hover reads the exact values: within a pixel of the
+// pointer, the point with the most reserved bytes (so a spike shows its
+// peak), else the level at that moment.
 (function () {
   'use strict';
   var body = document.body;
@@ -35,7 +35,9 @@
     }
     var ct = tr.start, cr = 0, ca = 0;
     for (var k = 0; k < n; k++) {
-      ct += sv(); cr += sv(); ca += sv();
+      ct += sv();
+      var dr = sv();
+      cr += dr; ca += dr + sv(); // allocated: its change less reserved's
       t[k] = ct; r[k] = cr; a[k] = ca;
     }
     var last = n ? t[n - 1] : tr.start;
@@ -105,9 +107,11 @@
       ctx.strokeStyle = '#0969da';
     } else {
       ctx.strokeStyle = '#bf8700';
+      ctx.setLineDash([4, 3]); // dashed, as on the per-trace page: reserved shows where they are equal
     }
     ctx.lineWidth = 1;
     ctx.stroke();
+    ctx.setLineDash([]);
   }
 
   function drawTrack(k) {
@@ -190,7 +194,7 @@
                 human(o[1]) + ' (' + o[1] + ' bytes) requested, ' + human(o[2]) + ' (' + o[2] +
                 ' bytes) free on the device'};
     }
-    var ta = tOf(mx - 0.5), tb = tOf(mx + 0.5), best = -1;
+    var ta = tOf(mx - 1), tb = tOf(mx + 1), best = -1; // the pixel under the pointer, either way
     for (var j = Math.max(0, at(tr, ta)); j < tr.t.length && tr.t[j] < tb; j++)
       if (tr.t[j] >= ta && (best < 0 || tr.r[j] > tr.r[best])) best = j;
     if (best < 0) {
@@ -254,5 +258,6 @@
     drawn: function () { return drawn; }, probe: probe
   };
   body.setAttribute('data-tlm-tracks', String(T.length));
+  body.setAttribute('data-tlm-ready-ms', performance.now().toFixed(1)); // since navigation started
   body.setAttribute('data-tlm-ready', '1');
 })();

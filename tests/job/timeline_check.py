@@ -98,7 +98,7 @@ def page(path):
         for k in range(tr["n"]):
             t += vals[3 * k]
             r += vals[3 * k + 1]
-            a += vals[3 * k + 2]
+            a += vals[3 * k + 1] + vals[3 * k + 2]
             pts.append((t, r, a))
         tr["points"] = pts
     return s, d["tracks"]
