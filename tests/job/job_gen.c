@@ -2,8 +2,9 @@
 /*
  * job_gen.c - writes the traces of a synthetic training job, for the merged
  * timeline's tests and its 512-process measurement (docs/job.md):
- *   job_gen DIR N EVENTS
- * writes DIR/rR.trace for R in 0..N-1: 8 ranks per host ("node00", ...),
+ *   job_gen DIR N EVENTS [HOST]
+ * writes DIR/rR.trace for R in 0..N-1: 8 ranks per host ("node00", ...,
+ * or HOST followed by the host's number: hostile names for the escaping),
  * pids 1000 + local rank (so pids repeat across hosts), each host's
  * monotonic clock its own, starts 1 ms apart on CLOCK_REALTIME. Each rank
  * allocates weights of 64 MiB + R MiB, then runs steps of 32 activations
@@ -47,6 +48,8 @@ static void ev(struct tlm_tw *w, uint64_t t, unsigned op, uint64_t addr, uint64_
 	}
 }
 
+static const char *host_prefix = "node";
+
 static int one(const char *dir, int r, int n, long events)
 {
 	char path[4096], argv2[16], val[32];
@@ -65,7 +68,7 @@ static int one(const char *dir, int r, int n, long events)
 	uint64_t t = 5000000000ull + (uint64_t)(r / 8) * 1000000000ull; /* this host's monotonic clock */
 	h.start_monotonic_ns = t;
 	h.clock_id = 1;
-	snprintf(h.host, sizeof h.host, "node%02d", r / 8);
+	snprintf(h.host, sizeof h.host, "%s%02d", host_prefix, r / 8);
 	snprintf(h.exe, sizeof h.exe, "/usr/bin/train");
 	snprintf(h.tlm_version, sizeof h.tlm_version, "0.1.0");
 	h.argc = 3;
@@ -123,10 +126,12 @@ static int one(const char *dir, int r, int n, long events)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: job_gen DIR N EVENTS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: job_gen DIR N EVENTS [HOST]\n");
 		return 2;
 	}
+	if (argc == 5)
+		host_prefix = argv[4];
 	int n = atoi(argv[2]);
 	long events = atol(argv[3]);
 	for (int r = 0; r < n; r++)

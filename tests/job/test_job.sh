@@ -59,6 +59,13 @@ mkdir "$dir/g"
 "$tlm" report --format html -o "$dir/g.html" "$dir/g"
 tl gen "'$dir/g.truth' '$dir/g.json' '$dir/g.chrome.json' '$dir/g.html'"
 tl pids "'$dir/g.json' '$dir/g.chrome.json'"
+# hosts with hostile names: escaped in the page, intact in its data and the Chrome file
+mkdir "$dir/h"
+evil='</script><script>alert(1)</script>&"x'"'"
+"$gen" "$dir/h" 9 100 "$evil" > /dev/null
+"$tlm" report --format html -o "$dir/h.html" "$dir/h"
+"$tlm" report --format chrome -o "$dir/h.chrome.json" "$dir/h"
+check "python3 '$here/timeline_check.py' hostile '$dir/h.html' '$dir/h.chrome.json' \"\$evil\""
 
 # per-node reduction: node A = ranks 0..31 from their traces, node B = ranks
 # 32..63 from per-rank JSON reports; the merge equals the direct report

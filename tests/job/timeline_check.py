@@ -8,6 +8,7 @@ ranks JOB CHROME PAGE DIR    the 64 ranks of job_workload.c; DIR holds
 mixed JOB CHROME PAGE N      N processes from JSON reports: rows, no track
 pids JOB CHROME              ids: the pid, else 4194304 + index when repeated
 gen TRUTH JOB CHROME PAGE    job_gen's synthetic job: exact peaks, starts, OOM
+hostile PAGE CHROME HOST     hosts named HOST00...: escaped, names intact
 """
 import base64
 import decimal
@@ -251,6 +252,15 @@ def gen(truth, job, chrome_path, page_path):
         eq("rank %d OOM marker" % r, [tr["start"] + o[0] for o in tr["ooms"]], want)
 
 
+def hostile(page_path, chrome_path, host):
+    s, tracks = page(page_path)
+    if host in s:
+        fail("the page holds the host name %r unescaped" % host)
+    eq("track names", [tr["name"] for tr in tracks], ["rank %d (%s%02d)" % (r, host, r // 8) for r in range(len(tracks))])
+    _, procs = chrome(chrome_path)
+    eq("process names", sorted(p["name"] for p in procs.values()), sorted(tr["name"] for tr in tracks))
+
+
 if __name__ == "__main__":
     cmd, a = sys.argv[1], sys.argv[2:]
     if cmd == "ranks":
@@ -261,5 +271,7 @@ if __name__ == "__main__":
         pids(*a)
     elif cmd == "gen":
         gen(*a)
+    elif cmd == "hostile":
+        hostile(*a)
     else:
         fail("unknown check " + cmd)
