@@ -10,7 +10,10 @@
  * allocates weights of 64 MiB + R MiB, then runs steps of 32 activations
  * (freed in reverse order) until it made about EVENTS events; in the middle
  * step a spike of (R + 1) x 16 MiB is allocated and freed at once, which is
- * its peak; the last rank also fails to allocate 1 TiB there (an OOM).
+ * its peak; the last rank also fails to allocate 1 TiB there (an OOM). The
+ * events are evenly spaced over just under 1000 x 2^20 ns, so that the
+ * report's memory over time fills nearly all its 1000 intervals (up to
+ * 2000 points: more than a job's track keeps, so every track is reduced).
  * Prints one line per rank: "rank R peak P start_ns S oom_ns O" (P: the
  * exact peak of device memory; S: its start on the job clock; O: the
  * OOM's time from its start, -1 when none).
@@ -28,6 +31,8 @@ static int sink(void *ctx, const void *buf, size_t len)
 {
 	return fwrite(buf, 1, len, ctx) == len ? 0 : -5;
 }
+
+static uint64_t dt = 2000; /* between events */
 
 static void ev(struct tlm_tw *w, uint64_t t, unsigned op, uint64_t addr, uint64_t size, int result)
 {
@@ -87,13 +92,14 @@ static int one(const char *dir, int r, int n, long events)
 	int64_t oom = -1;
 #define ALLOC(sz)                                                                                              \
 	do {                                                                                                   \
-		ev(w, t += 2000, TLM_OP_ALLOC, addr + made * 64 * MiB, (sz), 0);                               \
+		ev(w, t += dt, TLM_OP_ALLOC, addr + made * 64 * MiB, (sz), 0);                               \
 		made++;                                                                                        \
 		live += (sz);                                                                                  \
 		peak = live > peak ? live : peak;                                                              \
 	} while (0)
 	ALLOC(64 * MiB + (uint64_t)r * MiB);
 	long steps = events / 64 > 1 ? events / 64 : 1;
+	dt = (999ull << 20) / (uint64_t)(steps * 64 + 4);
 	for (long s = 0; s < steps; s++) {
 		uint64_t first = made, size[32];
 		for (int k = 0; k < 32; k++) {
@@ -103,18 +109,17 @@ static int one(const char *dir, int r, int n, long events)
 		if (s == steps / 2) {
 			uint64_t spike = (uint64_t)(r + 1) * 16 * MiB;
 			ALLOC(spike);
-			ev(w, t += 2000, TLM_OP_FREE, addr + (made - 1) * 64 * MiB, 0, 0);
+			ev(w, t += dt, TLM_OP_FREE, addr + (made - 1) * 64 * MiB, 0, 0);
 			live -= spike;
 			if (r == n - 1) {
-				ev(w, t += 2000, TLM_OP_ALLOC, 0, 1ull << 40, 2);
+				ev(w, t += dt, TLM_OP_ALLOC, 0, 1ull << 40, 2);
 				oom = (int64_t)(t - h.start_monotonic_ns);
 			}
 		}
 		for (int k = 31; k >= 0; k--) {
-			ev(w, t += 2000, TLM_OP_FREE, addr + (first + (uint64_t)k) * 64 * MiB, 0, 0);
+			ev(w, t += dt, TLM_OP_FREE, addr + (first + (uint64_t)k) * 64 * MiB, 0, 0);
 			live -= size[k];
 		}
-		t += 100000; /* between steps */
 	}
 	if (tlm_tw_end(w, t + 1000) || fclose(f))
 		return -1;
