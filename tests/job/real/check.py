@@ -4,6 +4,7 @@
 
 check.py MODE DIR RANKS_PY RC
   MODE      ok | fail (TLM_TEST_FAIL=1: rank 1 exits 3, torchrun SIGTERMs rank 0)
+            | term (SIGTERM to tlm run: torchrun SIGTERMs both ranks)
   DIR       t/ (the traces), out/ (what each rank and the child said),
             job.json (tlm report --format json DIR/t), run.log (tlm run's stderr)
   RC        tlm run's exit status
@@ -70,7 +71,7 @@ def lines_of(path):
 def main():
     mode, d, src, rc = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     L = lines_of(src)
-    eq("tlm run's exit status (torchrun's)", rc, 1 if mode == "fail" else 0)
+    eq("tlm run's exit status (torchrun's)", rc, 0 if mode == "ok" else 1)
     said = {}
     for f in glob.glob(os.path.join(d, "out", "rank-*.json")):
         r = json.load(open(f))
@@ -131,7 +132,8 @@ def main():
         eq(name + " ppid", p["ppid"], agent if p["role"] == "rank" else said[1]["pid"])
         eq(name + " local_rank, world_size", (p["local_rank"], p["world_size"]), (p["rank"], 2))
         eq(name + " origin", p["origin"], "")
-        want_exit = "signal" if mode == "fail" and i == 0 else "clean"
+        killed = (mode == "fail" and i == 0) or (mode == "term" and p["role"] == "rank")
+        want_exit = "signal" if killed else "clean"
         eq(name + " exit", p["exit"], want_exit)
         eq(name + " integrity", (p["lost_events"], p["integrity_errors"]), (0, 0))
         if p["role"] == "child":

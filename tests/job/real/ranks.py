@@ -15,7 +15,8 @@
 #     CHILD_LINE (a 20 MiB segment) and exits.
 # Each rank writes what torch says to OUT_DIR/rank-R.json. With
 # TLM_TEST_FAIL=1, rank 1 then exits with status 3 and rank 0 sleeps until
-# torchrun, seeing the failure, ends it with SIGTERM.
+# torchrun, seeing the failure, ends it with SIGTERM; with TLM_TEST_FAIL=term
+# both sleep until the test sends SIGTERM to tlm run.
 import json
 import os
 import subprocess
@@ -89,12 +90,15 @@ def main():
                max_memory_allocated=torch.cuda.max_memory_allocated(dev),
                max_memory_reserved=torch.cuda.max_memory_reserved(dev),
                num_ooms=torch.cuda.memory_stats(dev).get("num_ooms", 0))
-    with open(os.path.join(sys.argv[1], "rank-%d.json" % rank), "w") as f:
+    path = os.path.join(sys.argv[1], "rank-%d.json" % rank)
+    with open(path + ".tmp", "w") as f:
         json.dump(out, f)
+    os.rename(path + ".tmp", path)  # whole when it appears (run.sh waits for it)
     dist.barrier()  # rank 0 is done when rank 1 fails
-    if os.environ.get("TLM_TEST_FAIL") == "1":
-        if rank == 1:
-            sys.exit(3)
+    fail = os.environ.get("TLM_TEST_FAIL")
+    if fail == "1" and rank == 1:
+        sys.exit(3)
+    if fail:
         time.sleep(60)
     dist.destroy_process_group()
 

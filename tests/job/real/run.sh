@@ -8,6 +8,8 @@
 # CASE ok:   `torchrun --standalone --nproc-per-node 2 ...`, exit 0
 # CASE fail: `python -m torch.distributed.run ...` with TLM_TEST_FAIL=1: rank 1
 #            exits 3, torchrun ends rank 0 with SIGTERM and exits 1
+# CASE term: torchrun, the ranks sleep at the end; SIGTERM sent to tlm run
+#            reaches torchrun, which ends both ranks with it and exits 1
 # Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
 set -u
 case=$1 tlm=$2 src=$3
@@ -20,6 +22,7 @@ fi
 case $case in
 ok) launch="$venv/bin/torchrun" fail= ;;
 fail) launch="$py -m torch.distributed.run" fail=1 ;;
+term) launch="$venv/bin/torchrun" fail=term ;;
 *) echo "run.sh: unknown case '$case'"; exit 2 ;;
 esac
 tmp=$(mktemp -d)
@@ -28,9 +31,25 @@ mkdir "$tmp/t" "$tmp/out"
 start=$(date +%s.%N)
 # a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
 # shellcheck disable=SC2086
-env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} ${fail:+TLM_TEST_FAIL=1} \
+env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} ${fail:+TLM_TEST_FAIL=$fail} \
 	"$tlm" run --simulate 1G --devices 2 -o "$tmp/t/%h-%r-%p.trace" -- \
-	$launch --standalone --nproc-per-node 2 "$src/ranks.py" "$tmp/out" >"$tmp/run.out" 2>"$tmp/run.log"
+	$launch --standalone --nproc-per-node 2 "$src/ranks.py" "$tmp/out" >"$tmp/run.out" 2>"$tmp/run.log" &
+pid=$! # env execs tlm: this is tlm run's pid
+if [ "$case" = term ]; then
+	# both ranks are done once both have written their figures (then they sleep)
+	i=0
+	while [ ! -e "$tmp/out/rank-0.json" ] || [ ! -e "$tmp/out/rank-1.json" ]; do
+		i=$((i + 1))
+		if [ $i -gt 1200 ] || ! kill -0 $pid 2>/dev/null; then
+			echo "term: the ranks did not get to the end (tlm run still running: $(kill -0 $pid 2>/dev/null && echo yes || echo no))"
+			break
+		fi
+		sleep 0.1
+	done
+	sleep 0.5 # past the barrier, into the sleep
+	kill -TERM $pid
+fi
+wait $pid
 rc=$?
 secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
 if ! "$tlm" report --format json "$tmp/t" >"$tmp/job.json"; then
