@@ -37,10 +37,9 @@ env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} ${fail:+TLM_TE
 pid=$! # env execs tlm: this is tlm run's pid
 if [ "$case" = term ]; then
 	# both ranks are done once both have written their figures (then they sleep)
-	i=0
+	end=$(($(date +%s) + 240))
 	while [ ! -e "$tmp/out/rank-0.json" ] || [ ! -e "$tmp/out/rank-1.json" ]; do
-		i=$((i + 1))
-		if [ $i -gt 1200 ] || ! kill -0 $pid 2>/dev/null; then
+		if [ "$(date +%s)" -gt $end ] || ! kill -0 $pid 2>/dev/null; then
 			echo "term: the ranks did not get to the end (tlm run still running: $(kill -0 $pid 2>/dev/null && echo yes || echo no))"
 			break
 		fi
