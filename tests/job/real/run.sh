@@ -29,27 +29,33 @@ tmp=$(mktemp -d)
 if [ -n "${TLM_TEST_KEEP:-}" ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
 mkdir "$tmp/t" "$tmp/out"
 start=$(date +%s.%N)
-# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
-# shellcheck disable=SC2086
-env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} ${fail:+TLM_TEST_FAIL=$fail} \
-	"$tlm" run --simulate 1G --devices 2 -o "$tmp/t/%h-%r-%p.trace" -- \
-	$launch --standalone --nproc-per-node 2 "$src/ranks.py" "$tmp/out" >"$tmp/run.out" 2>"$tmp/run.log" &
-pid=$! # env execs tlm: this is tlm run's pid
-if [ "$case" = term ]; then
+run_job() { # exec: in its subshell, becomes tlm run (whose pid $! then is)
+	# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
+	# shellcheck disable=SC2086
+	exec env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} ${fail:+TLM_TEST_FAIL=$fail} \
+		"$tlm" run --simulate 1G --devices 2 -o "$tmp/t/%h-%r-%p.trace" -- \
+		$launch --standalone --nproc-per-node 2 "$src/ranks.py" "$tmp/out" >"$tmp/run.out" 2>"$tmp/run.log"
+}
+if [ "$case" != term ]; then
+	(run_job)
+	rc=$?
+else
+	run_job &
+	pid=$!
 	# both ranks are done once both have written their figures (then they sleep)
 	end=$(($(date +%s) + 240))
 	while [ ! -e "$tmp/out/rank-0.json" ] || [ ! -e "$tmp/out/rank-1.json" ]; do
 		if [ "$(date +%s)" -gt $end ] || ! kill -0 $pid 2>/dev/null; then
-			echo "term: the ranks did not get to the end (tlm run still running: $(kill -0 $pid 2>/dev/null && echo yes || echo no))"
+			echo "term: the ranks did not get to the end"
 			break
 		fi
 		sleep 0.1
 	done
 	sleep 0.5 # past the barrier, into the sleep
 	kill -TERM $pid
+	wait $pid
+	rc=$?
 fi
-wait $pid
-rc=$?
 secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
 if ! "$tlm" report --format json "$tmp/t" >"$tmp/job.json"; then
 	tail -n 40 "$tmp/run.log"
