@@ -84,7 +84,7 @@ static void name_of(const struct tlm_job_proc *p, size_t ordinal, char *buf, siz
 }
 
 /* One side must be whole: every input read, no process given twice. */
-static int check_side(const struct tlm_job *j, char *err, size_t errlen)
+int tlm_jdiff_check_side(const struct tlm_job *j, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < j->nprocs; i++)
 		if (j->procs[i].error) {
@@ -248,11 +248,11 @@ int tlm_jdiff_build(struct tlm_job *base, struct tlm_job *new_, struct tlm_jdiff
 	d->base = base;
 	d->new_ = new_;
 	*which = NULL;
-	if (check_side(base, err, errlen)) {
+	if (tlm_jdiff_check_side(base, err, errlen)) {
 		*which = "BASE";
 		return -1;
 	}
-	if (check_side(new_, err, errlen)) {
+	if (tlm_jdiff_check_side(new_, err, errlen)) {
 		*which = "NEW";
 		return -1;
 	}

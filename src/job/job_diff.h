@@ -90,6 +90,9 @@ struct tlm_jdiff {
  * "BASE" or "NEW" when one side is at fault). The jdiff owns the jobs. */
 int tlm_jdiff_build(struct tlm_job *base, struct tlm_job *new_, struct tlm_jdiff *d, const char **which, char *err,
 		    size_t errlen);
+/* One side is whole: every input read, no process given twice (one
+ * process's trace and a report of it). 0, or -1 with err. */
+int tlm_jdiff_check_side(const struct tlm_job *j, char *err, size_t errlen);
 /* Applies the gates; threads as tlm_job_load. 0, or -1 (out of memory). */
 int tlm_jdiff_gates(struct tlm_jdiff *d, bool gate, uint64_t gate_bytes, bool peak_gate, uint64_t peak_gate_bytes,
 		    unsigned threads);

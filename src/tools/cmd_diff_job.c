@@ -78,8 +78,13 @@ int tlm__diff_job(const struct tlm__diff_job_args *a)
 	char err[768];
 	for (int s = 0; s < 2; s++) {
 		j[s] = tlm_job_load(a->in[s], a->n[s], a->threads, err, sizeof err);
-		if (!j[s] || tlm_job_compare(j[s])) {
-			fprintf(stderr, "tlm diff: %s: %s\n", side[s], j[s] ? "out of memory" : err);
+		/* a bad side fails before the other is read */
+		const char *why = !j[s]			      ? err
+				  : tlm_job_compare(j[s])		      ? "out of memory"
+				  : tlm_jdiff_check_side(j[s], err, sizeof err) ? err
+									      : NULL;
+		if (why) {
+			fprintf(stderr, "tlm diff: %s: %s\n", side[s], why);
 			tlm_job_free(j[0]);
 			tlm_job_free(j[1]);
 			return TLM_EXIT_DAMAGED;
