@@ -55,7 +55,7 @@ static void changed_table(FILE *f, const struct tlm_jdiff *d)
 		fprintf(f, "\nno matched process changed\n");
 		return;
 	}
-	fprintf(f, "\nPROCESSES THAT CHANGED (%zu; each figure in NEW, and its change from BASE)\n", n);
+	fprintf(f, "\nPROCESSES THAT CHANGED (%zu; each figure in NEW, and its change from BASE; site: leak sites)\n", n);
 	fprintf(f, "  %-17s %22s %22s %22s %4s %6s\n", "process", "peak reserved", "peak allocated", "leaked", "site",
 		"OOMs");
 	for (size_t i = 0; i < d->nprocs; i++) {
