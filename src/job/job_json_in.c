@@ -236,7 +236,12 @@ int tlm_job_read_json(const char *path, struct tlm_job_proc **out, size_t *n, ch
 		tlm_json_free(v);
 		return -1;
 	}
-	struct tlm_job_proc *procs = calloc(count ? count : 1, sizeof *procs);
+	if (!count) { /* (a job report always has a process) */
+		snprintf(err, errlen, "a tlm-job/1 file without processes");
+		tlm_json_free(v);
+		return -1;
+	}
+	struct tlm_job_proc *procs = calloc(count, sizeof *procs);
 	const char *why = procs ? NULL : "out of memory";
 	size_t done = 0;
 	for (; !why && done < count; done++)

@@ -130,6 +130,8 @@ set +e
 "$tlm" diff --base "$dir/base" "$dir/new" > /dev/null 2> "$dir/e5"; s5=$?
 "$tlm" diff --base "$dir/base" > /dev/null 2> "$dir/e6"; s6=$?
 "$tlm" diff "$dir/base-copy.json" "$dir/new" > /dev/null 2> "$dir/e7"; s7=$?
+echo '{"schema":"tlm-job/1","processes":[]}' > "$dir/empty.json"
+"$tlm" diff "$dir/empty.json" "$dir/new" > /dev/null 2> "$dir/e8"; s8=$?
 set -e
 check "[ $s1 -eq 2 ] && [ \$(wc -l < '$dir/e1') -eq 1 ] && grep -q '^tlm diff: NEW: $dir/junk: ' '$dir/e1'"
 check "[ $s2 -eq 2 ] && [ \$(wc -l < '$dir/e2') -eq 1 ] && grep -q \"^tlm diff: BASE: $dir/other.json: not a tlm report (JSON schema 'tlm-diff/1'\" '$dir/e2'"
@@ -138,4 +140,5 @@ check "[ $s4 -eq 2 ] && [ \$(wc -l < '$dir/e4') -eq 1 ] && grep -q '^tlm diff: N
 check "[ $s5 -eq 64 ] && grep -q 'either as two arguments or with --base and --new' '$dir/e5'"
 check "[ $s6 -eq 64 ] && grep -q '^tlm diff: missing NEW$' '$dir/e6'"
 check "[ $s7 -eq 2 ] && [ \$(wc -l < '$dir/e7') -eq 1 ] && grep -q \"^tlm diff: BASE: $dir/base-copy.json: not a tlm report (JSON schema 'tlm-job-diff/1'\" '$dir/e7'"
+check "[ $s8 -eq 2 ] && [ \$(wc -l < '$dir/e8') -eq 1 ] && grep -q '^tlm diff: BASE: $dir/empty.json: a tlm-job/1 file without processes$' '$dir/e8'"
 exit $fail
