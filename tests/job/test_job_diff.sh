@@ -80,8 +80,15 @@ done
 "$tlm" report --format json "$dir/nodeA.json" "$dir/nodeB.json" > "$dir/merged.json"
 "$tlm" diff --format json "$dir/base" "$dir/merged.json" > "$dir/m.json"
 check "$chk same '$dir/d.json' '$dir/m.json'"
-# the text (from the merged form: the same figures, read faster)
-"$tlm" diff "$dir/base" "$dir/merged.json" > "$dir/d.txt"
+# the text (from the merged form: the same figures, read faster), gated
+set +e
+"$tlm" diff --fail-on-growth 1M --fail-on-peak-growth 3M "$dir/base" "$dir/merged.json" > "$dir/d.txt" 2> /dev/null
+st=$?
+set -e
+check "[ $st -eq 1 ] && grep -q '^GATE --fail-on-growth 1048576 B: FAILED$' '$dir/d.txt'"
+check "grep -q '^  rank 9            leaked +2.0 MiB, per step 0 B, live at end at leak sites 0 B (summary)$' '$dir/d.txt'"
+check "grep -q '^  rank 63           device 0 (device): 72.0 MiB -> 76.0 MiB (+4.0 MiB) (summary)$' '$dir/d.txt'"
+check "grep -q '^  job               highest peak allocated 72.0 MiB -> 76.0 MiB (+4.0 MiB): FAILED$' '$dir/d.txt'"
 check "grep -q '^processes: 65 matched (61 unchanged), 1 only in BASE, 1 only in NEW$' '$dir/d.txt'"
 check "grep -q '^  rank 9              23.0 MiB    +2.0 MiB   23.0 MiB    +2.0 MiB    5.0 MiB    +2.0 MiB    =      0$' '$dir/d.txt'"
 check "grep -q '^  rank 20             29.0 MiB           =   29.0 MiB           =        0 B           =    =   0->1$' '$dir/d.txt'"
