@@ -63,6 +63,7 @@ struct tlm_job_series {
 
 struct tlm_job_proc {
 	char *source;                /* the input it came from */
+	char *file;                  /* the file to re-read it from (a trace or tlm-report/1); NULL from tlm-job/1 */
 	char *error;                 /* non-NULL: unreadable, only source is set */
 	uint32_t pid, ppid;
 	char *host, *exe, *command;  /* command: argv joined by spaces */

@@ -258,10 +258,11 @@ static bool is_json(const char *path)
 
 static void set_error(struct tlm_job_proc *p, const char *msg)
 {
-	char *src = p->source;
-	p->source = NULL;
+	char *src = p->source, *file = p->file;
+	p->source = p->file = NULL;
 	tlm_job_proc_fini(p);
 	p->source = src;
+	p->file = file;
 	p->error = strdup(msg);
 }
 
@@ -283,7 +284,7 @@ static void read_input(const char *path, struct slot *s, bool series)
 		if (!s->procs)
 			return;
 		s->n = 1;
-		if (!(s->procs[0].source = strdup(path)))
+		if (!(s->procs[0].source = strdup(path)) || !(s->procs[0].file = strdup(path)))
 			return;
 		if (r) {
 			if (summarize(r, &s->procs[0], series))
@@ -401,6 +402,7 @@ out:
 void tlm_job_proc_fini(struct tlm_job_proc *p)
 {
 	free(p->source);
+	free(p->file);
 	free(p->error);
 	free(p->host);
 	free(p->exe);
