@@ -65,7 +65,7 @@ struct machine {
 	struct mproc proc[MACHINE_PROCS];
 };
 
-static struct machine priv; /* the machine without TLM_SIM_MACHINE */
+static struct machine priv = {.lock = PTHREAD_MUTEX_INITIALIZER}; /* without TLM_SIM_MACHINE */
 static struct machine *m = &priv;
 static bool shared;
 static int slot = -1;   /* this process's slot */
@@ -423,13 +423,16 @@ static void config(struct machine *c)
 		c->total[d] = d < c->ndev ? bytes[d] / SIM_PAGE : 0;
 }
 
-/* The private machine stays usable in a fork child: fork waits for its lock. */
-static void fork_prepare(void)
+/* The private machine stays usable in a fork child: fork waits for its
+ * lock. Called from sim_state.c's fork handlers, inside sim_lock, the order
+ * every other path takes them in. A shared machine's lock needs nothing: it
+ * lives in shared memory and its holder, in the parent, releases it. */
+void sim_machine_fork_prepare(void)
 {
 	if (!shared)
 		pthread_mutex_lock(&priv.lock);
 }
-static void fork_done(void)
+void sim_machine_fork_done(void)
 {
 	if (!shared)
 		pthread_mutex_unlock(&priv.lock);
@@ -441,8 +444,6 @@ static void do_attach(void)
 	config(&priv);
 	priv.magic = MACHINE_MAGIC;
 	priv.size = sizeof priv;
-	pthread_mutex_init(&priv.lock, NULL);
-	pthread_atfork(fork_prepare, fork_done, fork_done);
 	if (!path || !*path)
 		return;
 	struct machine *t = map_machine(path, &priv, &why);
