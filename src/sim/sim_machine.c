@@ -362,8 +362,12 @@ static struct machine *map_machine(const char *path, const struct machine *want,
 		*why = strerror(errno);
 		goto out;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		goto out;
+	}
 	if (st.st_size != 0 && st.st_size != (off_t)sizeof *t) {
-		*why = "not a simulated machine (its size is wrong)";
+		*why = "not a simulated machine: wrong size";
 		goto out;
 	}
 	if (st.st_size == 0 && ftruncate(fd, sizeof *t) != 0) {
