@@ -71,6 +71,19 @@ static bool shared;
 static int slot = -1;   /* this process's slot */
 static pid_t slot_pid;  /* the process that joined it (a fork child differs) */
 static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
+/* getpid(), cached: every allocation and free asks, and in some sandboxes
+ * a getpid() costs microseconds. A fork child's handler forgets it. */
+static pid_t self_pid;
+
+static pid_t me(void)
+{
+	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+	if (!p) {
+		p = getpid();
+		__atomic_store_n(&self_pid, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
 
 /* ---- liveness ---- */
 
@@ -128,7 +141,7 @@ static void recompute(void)
 
 static bool mine(int i)
 {
-	return i == slot && slot_pid == getpid();
+	return i == slot && slot_pid == me();
 }
 
 /* Dead processes' slots are dropped and their memory comes back. */
@@ -164,23 +177,23 @@ static void unlock(void)
 /* This process's slot, joining the table on first use; -1 if it is full. */
 static int join(void)
 {
-	pid_t me = getpid();
+	pid_t self = me();
 	uint64_t start;
-	if (slot >= 0 && slot_pid == me)
+	if (slot >= 0 && slot_pid == self)
 		return slot;
 	if (!shared) { /* private: a fork child goes on with its copy */
-		slot = 0, slot_pid = me;
-		m->proc[0].pid = me;
+		slot = 0, slot_pid = self;
+		m->proc[0].pid = self;
 		return 0;
 	}
-	proc_alive(me, &start);
+	proc_alive(self, &start);
 	int free_i = -1;
 	for (int pass = 0; pass < 2 && free_i < 0; pass++) {
 		if (pass)
 			reclaim();
 		for (int i = 0; i < MACHINE_PROCS; i++) {
 			struct mproc *s = &m->proc[i];
-			if (s->pid == me && s->start == start) { /* left from before an exec */
+			if (s->pid == self && s->start == start) { /* left from before an exec */
 				s->pid = 0;
 				recompute();
 			}
@@ -199,8 +212,8 @@ static int join(void)
 	struct mproc *s = &m->proc[free_i];
 	memset(s, 0, sizeof *s);
 	s->start = start;
-	s->pid = me;
-	slot = free_i, slot_pid = me;
+	s->pid = self;
+	slot = free_i, slot_pid = self;
 	return slot;
 }
 
@@ -440,6 +453,11 @@ void sim_machine_fork_done(void)
 {
 	if (!shared)
 		pthread_mutex_unlock(&priv.lock);
+}
+void sim_machine_fork_child(void)
+{
+	__atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
+	sim_machine_fork_done();
 }
 
 static void do_attach(void)
