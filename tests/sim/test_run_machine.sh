@@ -7,6 +7,8 @@
 #   test_run_machine.sh TLM SIM_HOLDER
 set -eu
 tlm=$1 holder=$2
+# a sanitized build: its runtime first (TLM_TEST_PRELOAD_FIRST, tests/sim/meson.build)
+[ -n "${TLM_TEST_PRELOAD_FIRST:-}" ] && export LD_PRELOAD="$TLM_TEST_PRELOAD_FIRST"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/out* "$dir"/err* "$dir"/a "$dir"/b; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
