@@ -440,24 +440,20 @@ static void config(struct machine *c)
 		c->total[d] = d < c->ndev ? bytes[d] / SIM_PAGE : 0;
 }
 
-/* The private machine stays usable in a fork child: fork waits for its
- * lock. Called from sim_state.c's fork handlers, inside sim_lock, the order
- * every other path takes them in. A shared machine's lock needs nothing: it
- * lives in shared memory and its holder, in the parent, releases it. */
-void sim_machine_fork_prepare(void)
-{
-	if (!shared)
-		pthread_mutex_lock(&priv.lock);
-}
-void sim_machine_fork_done(void)
-{
-	if (!shared)
-		pthread_mutex_unlock(&priv.lock);
-}
+/* In a fork child (sim_state.c's handler, which holds sim_lock): the pid
+ * changes, and the private machine's lock is made anew. Fork does not wait
+ * for that lock: every writer of the table holds sim_lock, which the fork
+ * handlers hold, so the child's copy is consistent; the lock itself may have
+ * been held by a reader (cuMemGetInfo, NVML on another thread), whose copy in
+ * the child would never be unlocked. Not waiting for it matters: a profiler
+ * whose fork handler waits for its own thread while that thread asks NVML
+ * would deadlock. A shared machine's lock lives in shared memory and its
+ * holder, in the parent, releases it. */
 void sim_machine_fork_child(void)
 {
 	__atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
-	sim_machine_fork_done();
+	if (!shared)
+		pthread_mutex_init(&priv.lock, NULL);
 }
 
 static void do_attach(void)

@@ -19,11 +19,9 @@ pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 static void fork_lock(void)
 {
 	pthread_mutex_lock(&sim_lock);
-	sim_machine_fork_prepare(); /* nested in sim_lock, as everywhere */
 }
 static void fork_unlock(void)
 {
-	sim_machine_fork_done();
 	pthread_mutex_unlock(&sim_lock);
 }
 static void fork_child_unlock(void)
