@@ -4,7 +4,7 @@
  * simulated device (wl_devmem.c), compared record by record with what they
  * must be: START with the exact free and total, PEAK at each new high of the
  * tracked reserved bytes (every one with TLM_DEBUG_PEAK_MS=0; the rate-limited
- * high sampled before the next free, F_BEFORE), OOM, a free of another
+ * high sampled before the next free, F_BEFORE, or at the end, EXIT), OOM, a free of another
  * device's memory recorded with that device (and sampled there), NVML's
  * process list (or its status: not supported, not loaded, off), and threads
  * allocating at once on one device.
@@ -123,7 +123,7 @@ static void transcript(char *txt, size_t cap, int procs_status, uint64_t self_us
 			const struct tlm_rec_devmem *d = &rec->u.devmem;
 			assert_int_equal(d->sample, nsamples);
 			assert_true(d->why <= TLM_DEVMEM_EXIT);
-			assert_true(prev_event); /* the placement rule */
+			assert_true(prev_event || d->why == TLM_DEVMEM_EXIT); /* the placement rule */
 			nsamples++;
 			snprintf(one, sizeof one, "S%u %s%s d%d %llu/%llu ", d->sample, whys[d->why],
 				 d->flags & TLM_DEVMEM_F_BEFORE ? "-" : "", d->device,
@@ -184,6 +184,15 @@ static void test_rate_limited(void **state)
 	       "A0 2 S0 START d0 2/64 A0 2 S1 PEAK d0 4/64 A0 2 A0 2 F0 S2 PEAK- d0 8/64 F0 A0 2 ");
 }
 
+/* The process ends at a high the limit skipped: an EXIT sample after its
+ * last event. */
+static void test_exit_sample(void **state)
+{
+	(void)state;
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=3600000", NULL};
+	expect("exitpeak", NULL, env, 3, "A0 2 S0 START d0 2/64 A0 2 S1 PEAK d0 4/64 A0 2 S2 EXIT d0 6/64 ");
+}
+
 static void test_oom(void **state)
 {
 	(void)state;
@@ -241,7 +250,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_growth),       cmocka_unit_test(test_rate_limited),
-		cmocka_unit_test(test_oom),          cmocka_unit_test(test_multi_device),
+		cmocka_unit_test(test_exit_sample),  cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_multi_device),
 		cmocka_unit_test(test_no_nvml),      cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
