@@ -77,6 +77,14 @@ void tlm__config_load(void)
 	parse_uint("TLM_DRAIN_MS", 1, 10000, &c.drain_ms, "milliseconds 1..10000");
 	parse_uint("TLM_DEBUG_WRITER_DELAY_MS", 0, 60000, &c.writer_delay_ms, "milliseconds 0..60000");
 	parse_uint("TLM_DEBUG_PEAK_MS", 0, 3600000, &c.peak_ms, "milliseconds 0..3600000");
+	unsigned slots = 0;
+	if (parse_uint("TLM_DEBUG_TABLE_SLOTS", 16, 1u << 19, &slots, "a power of two 16..524288")) {
+		if (slots & (slots - 1))
+			tlm__log("TLM_DEBUG_TABLE_SLOTS: bad value '%u' (expected a power of two 16..524288); using the "
+				 "default", slots);
+		else
+			c.table_slots = slots;
+	}
 	parse_bool("TLM_DEBUG_STACK_VERIFY", &c.verify_stacks);
 	parse_bool("TLM_DEBUG_STACK_STATS", &c.stack_stats);
 	parse_bool("TLM_DROP", &c.drop);

@@ -52,7 +52,10 @@ void tlm__rt_init(void)
 	if (atomic_load(&mapped))
 		return;
 	for (int i = 0; i < 2; i++) {
-		size_t n = (size_t)1 << tab_bits[i];
+		unsigned bits = tab_bits[i];
+		if (tlm__cfg.table_slots) /* tests: a small table fills up */
+			bits = (unsigned)__builtin_ctz(tlm__cfg.table_slots);
+		size_t n = (size_t)1 << bits;
 		void *p = mmap(NULL, n * sizeof(struct ent), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED) {
@@ -61,7 +64,7 @@ void tlm__rt_init(void)
 			atomic_store(&inexact, true);
 			return;
 		}
-		tabs[i] = (struct table){p, n - 1, tab_bits[i]};
+		tabs[i] = (struct table){p, n - 1, bits};
 	}
 	atomic_store_explicit(&mapped, true, memory_order_release);
 }

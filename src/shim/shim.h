@@ -45,6 +45,7 @@ struct tlm__config {
 	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */
 	char cupti_library[4096]; /* TLM_CUPTI_LIBRARY: this libcupti, no search */
 	unsigned peak_ms;      /* TLM_DEBUG_PEAK_MS: at most one PEAK sample per device per this (1) */
+	unsigned table_slots;  /* TLM_DEBUG_TABLE_SLOTS: live-allocation table size (0: 2^19 and 2^16) */
 	bool nvml_off;         /* TLM_NVML=off: no NVML process lists */
 };
 enum tlm__cupti_mode { TLM__CUPTI_AUTO = 0, TLM__CUPTI_ON = 1, TLM__CUPTI_OFF = 2 };

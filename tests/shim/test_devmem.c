@@ -273,6 +273,31 @@ static void test_other_process(void **state)
 	rmdir(mdir);
 }
 
+/* A table of live allocations too small for the run (16 slots, 40
+ * allocations): one line says so, PEAK samples stop at the 16th allocation,
+ * and every event is still recorded. */
+static void test_table_full(void **state)
+{
+	(void)state;
+	static char txt[1 << 16];
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=0", "TLM_DEBUG_TABLE_SLOTS=16", "TLM_SIM_MEMORY=256M", NULL};
+	run("many", NULL, env);
+	transcript(txt, sizeof txt, 0);
+	unsigned peaks = 0, allocs = 0, frees = 0;
+	for (const char *p = txt; (p = strstr(p, " PEAK ")); p++)
+		peaks++;
+	for (const char *p = txt; (p = strstr(p, "A0 1 ")); p++)
+		allocs++;
+	for (const char *p = txt; (p = strstr(p, "F0 ")); p++)
+		frees++;
+	assert_int_equal(peaks, 15);
+	assert_int_equal(allocs, 40);
+	assert_int_equal(frees, 40);
+	assert_non_null(strstr(txt, "S15 PEAK d0 32/256 A0 1 A0 1 "));
+	assert_non_null(strstr(err_text, "the reserved-memory peaks are no longer sampled (the events stay complete)\n"));
+	cleanup();
+}
+
 /* No NVML to load: each sample's DEVPROCS says so (-1), and one line says why. */
 static void test_no_nvml(void **state)
 {
@@ -315,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_growth),       cmocka_unit_test(test_rate_limited),
 		cmocka_unit_test(test_exit_sample),  cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_multi_device), cmocka_unit_test(test_other_process),
+		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_no_nvml),      cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * wl_devmem.c - workloads for the device memory samples (test_devmem.c):
  * each scenario makes a known sequence of allocations on the simulated
  * device, so the samples tlm takes with them have exact values.
- *   wl_devmem growth|ratelimit|exitpeak|oom|multi|threads
+ *   wl_devmem growth|ratelimit|exitpeak|many|oom|multi|threads
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -70,6 +70,12 @@ int main(int argc, char **argv)
 		al(2 * MiB);
 		al(2 * MiB);
 		al(2 * MiB); /* a high the rate limit skips, and no free after it */
+	} else if (!strcmp(s, "many")) {
+		void *p[40];
+		for (int i = 0; i < 40; i++)
+			p[i] = al(MiB);
+		for (int i = 0; i < 40; i++)
+			fr(p[i]);
 	} else if (!strcmp(s, "oom")) {
 		al(2 * MiB);
 		void *p = NULL;
