@@ -55,6 +55,8 @@ enum tlm_rec_type {
 	TLM_REC_STRING = 9,        /* string id -> bytes (file names and function names of Python frames) */
 	TLM_REC_PYSTACK = 10,      /* stack id -> Python frames (innermost first) + its native stack id */
 	TLM_REC_PROP = 11,         /* a fact about the recording: key -> value ("cupti" -> "attached") */
+	TLM_REC_DEVMEM = 12,       /* the device's own view of its memory at one moment (cuMemGetInfo) */
+	TLM_REC_DEVPROCS = 13,     /* NVML's per-process used memory on that device, completing a DEVMEM sample */
 };
 
 #define TLM_MAX_STACK_DEPTH 256
@@ -102,6 +104,34 @@ struct tlm_rec_pystack {
 	struct tlm_py_frame f[TLM_MAX_PY_DEPTH]; /* innermost first */
 };
 
+/* A sample of the device's memory. START, PEAK and OOM samples come directly
+ * after the event they were taken with (that event's seq is the record's seq
+ * - 1) and describe the state after it, or before it with F_BEFORE; EXIT
+ * samples come after the process's last event. Any may be absent. */
+enum tlm_devmem_why { TLM_DEVMEM_START = 0, TLM_DEVMEM_PEAK = 1, TLM_DEVMEM_OOM = 2, TLM_DEVMEM_EXIT = 3 };
+#define TLM_DEVMEM_F_BEFORE 0x1u /* taken before the event it follows took effect (a free) */
+struct tlm_rec_devmem {
+	uint32_t sample;      /* this sample's index in the trace, from 0 */
+	int32_t device;       /* CUDA ordinal */
+	uint32_t why;         /* enum tlm_devmem_why */
+	uint32_t flags;       /* TLM_DEVMEM_F_* */
+	uint64_t time_ns;     /* when taken, on the events' clock */
+	uint64_t total, free; /* bytes, as cuMemGetInfo answered */
+};
+
+/* NVML's view of the processes on a device, completing DEVMEM sample `sample`
+ * (it comes anywhere after that record). */
+#define TLM_MAX_DEVPROCS 256
+#define TLM_DEVPROCS_NO_NVML (-1) /* status: no NVML library loaded */
+struct tlm_rec_devprocs {
+	uint32_t sample;      /* the DEVMEM sample it completes */
+	int32_t device;
+	int32_t status;       /* 0: NVML answered; -1: no NVML loaded; else NVML's error code (n = 0) */
+	uint64_t time_ns;     /* when NVML was asked */
+	uint32_t n;           /* <= 256 */
+	struct { uint32_t pid; uint64_t used; } p[TLM_MAX_DEVPROCS]; /* used bytes; UINT64_MAX = NVML: not available */
+};
+
 struct tlm_rec_module {
 	uint32_t id;       /* >= 1 */
 	uint64_t base;     /* load bias (dlpi_addr) */
@@ -139,6 +169,8 @@ struct tlm_record {
 		struct tlm_rec_string string;
 		struct tlm_rec_pystack pystack;
 		struct tlm_rec_prop prop;
+		struct tlm_rec_devmem devmem;
+		struct tlm_rec_devprocs devprocs;
 	} u;
 };
 
@@ -166,6 +198,8 @@ int tlm_tw_string(struct tlm_tw *w, uint32_t id, const char *s, uint32_t len); /
 int tlm_tw_pystack(struct tlm_tw *w, const struct tlm_rec_pystack *p);     /* depth clamped to 256 */
 /* key: 1..63 bytes (-EINVAL otherwise); value clamped to 4095 bytes */
 int tlm_tw_prop(struct tlm_tw *w, const char *key, const char *value);
+int tlm_tw_devmem(struct tlm_tw *w, const struct tlm_rec_devmem *d);
+int tlm_tw_devprocs(struct tlm_tw *w, const struct tlm_rec_devprocs *d); /* n clamped to 256 */
 int tlm_tw_module_unload(struct tlm_tw *w, uint32_t id);
 int tlm_tw_lost(struct tlm_tw *w, uint32_t thread, uint64_t count);
 int tlm_tw_signal(struct tlm_tw *w, int signo);

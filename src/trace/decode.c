@@ -29,6 +29,16 @@
 		(dst) = (uint32_t)v;                    \
 	} while (0)
 
+/* a zigzag varint that must fit a signed 32-bit field */
+#define GET_S32(dst, what)                                              \
+	do {                                                            \
+		GET(v);                                                 \
+		int64_t s32_ = sval(v);                                 \
+		if (s32_ < INT32_MIN || s32_ > INT32_MAX)               \
+			return bad(why, what);                          \
+		(dst) = (int32_t)s32_;                                  \
+	} while (0)
+
 /* a varint length in lo..hi (one unsigned compare), then that many bytes
  * into dst, NUL-terminated */
 #define GET_BYTES(dst, lo, hi, what)                    \
@@ -390,6 +400,33 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 			if (a > UINT32_MAX || b > UINT32_MAX || line < INT32_MIN || line > INT32_MAX)
 				return bad(why, "Python frame out of range");
 			s->f[i] = (struct tlm_py_frame){(uint32_t)a, (uint32_t)b, (int32_t)line};
+		}
+		break;
+	}
+	case TLM_REC_DEVMEM: {
+		struct tlm_rec_devmem *d = &rec->u.devmem;
+		GET_U32(d->sample, "sample index out of range");
+		GET_S32(d->device, "device out of range");
+		GET_U32(d->why, "sample reason out of range");
+		GET_U32(d->flags, "sample flags out of range");
+		GET(d->time_ns);
+		GET(d->total);
+		GET(d->free);
+		break;
+	}
+	case TLM_REC_DEVPROCS: {
+		struct tlm_rec_devprocs *d = &rec->u.devprocs;
+		GET_U32(d->sample, "sample index out of range");
+		GET_S32(d->device, "device out of range");
+		GET_S32(d->status, "NVML status out of range");
+		GET(d->time_ns);
+		GET(v);
+		if (v > TLM_MAX_DEVPROCS)
+			return bad(why, "device process count exceeds 256");
+		d->n = (uint32_t)v;
+		for (uint32_t i = 0; i < d->n; i++) {
+			GET_U32(d->p[i].pid, "pid out of range");
+			GET(d->p[i].used);
 		}
 		break;
 	}

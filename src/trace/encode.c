@@ -349,6 +349,41 @@ int tlm_tw_module(struct tlm_tw *w, const struct tlm_rec_module *m)
 	return rc;
 }
 
+int tlm_tw_devmem(struct tlm_tw *w, const struct tlm_rec_devmem *d)
+{
+	int rc;
+	uint8_t *p = tlm__tw_reserve(w, TLM__DEVMEM_MAX, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_DEVMEM);
+	p = tlm__put_uv(p, d->sample);
+	p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)d->device));
+	p = tlm__put_uv(p, d->why);
+	p = tlm__put_uv(p, d->flags);
+	p = tlm__put_uv(p, d->time_ns);
+	p = tlm__put_uv(p, d->total);
+	p = tlm__put_uv(p, d->free);
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
+int tlm_tw_devprocs(struct tlm_tw *w, const struct tlm_rec_devprocs *d)
+{
+	int rc;
+	uint32_t n = d->n < TLM_MAX_DEVPROCS ? d->n : TLM_MAX_DEVPROCS; /* the reader's bound */
+	uint8_t *p = tlm__tw_reserve(w, 1 + 5 * TLM__VARINT_MAX + (size_t)n * 2 * TLM__VARINT_MAX, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_DEVPROCS);
+	p = tlm__put_uv(p, d->sample);
+	p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)d->device));
+	p = tlm__put_uv(p, tlm__zz((uint64_t)(int64_t)d->status));
+	p = tlm__put_uv(p, d->time_ns);
+	p = tlm__put_uv(p, n);
+	for (uint32_t i = 0; i < n; i++) {
+		p = tlm__put_uv(p, d->p[i].pid);
+		p = tlm__put_uv(p, d->p[i].used);
+	}
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
 /* Small records: tag and up to three varints. */
 static int small(struct tlm_tw *w, unsigned type, int n, uint64_t a, uint64_t b, uint64_t c)
 {

@@ -152,6 +152,9 @@ static inline void tlm__blk_update(struct tlm__blkstate *b, int16_t device, uint
 #define TLM__EVENT_MAX 128u
 #define TLM__STACK_MAX (1u + 2 * TLM__VARINT_MAX + TLM_MAX_STACK_DEPTH * TLM__VARINT_MAX)
 #define TLM__MODULE_MAX (1u + 4 * TLM__VARINT_MAX + TLM_MAX_SEGMENTS * 2 * TLM__VARINT_MAX + 1 + 64 + 4096)
+#define TLM__DEVMEM_MAX (1u + 7 * TLM__VARINT_MAX)
+#define TLM__DEVPROCS_MAX (1u + 5 * TLM__VARINT_MAX + TLM_MAX_DEVPROCS * 2 * TLM__VARINT_MAX)
 #define TLM__REC_MAX 8192u /* >= every record above */
+_Static_assert(TLM__DEVPROCS_MAX <= TLM__REC_MAX, "a DEVPROCS record fits a chunk buffer");
 
 #endif

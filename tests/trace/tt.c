@@ -110,7 +110,7 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 		return;
 	}
 	x = next(&r);
-	switch (t % 6) {
+	switch (t % 8) {
 	case 0: {
 		memset(&rec->u.thread, 0, sizeof rec->u.thread);
 		rec->type = TLM_REC_THREAD;
@@ -162,6 +162,34 @@ void tt_gen(uint64_t i, int edge, struct tlm_record *rec)
 		rec->u.lost.thread = (uint32_t)pick64(&r, edge, x % 8);
 		rec->u.lost.count = next(&r) % 1000;
 		break;
+	case 5: {
+		struct tlm_rec_devmem *d = &rec->u.devmem;
+		memset(d, 0, sizeof *d);
+		rec->type = TLM_REC_DEVMEM;
+		d->sample = (uint32_t)pick64(&r, edge, x % 1000);
+		d->device = (int32_t)pick64(&r, edge, next(&r) % 8);
+		d->why = (uint32_t)pick64(&r, edge, next(&r) % 4);
+		d->flags = (uint32_t)pick64(&r, edge, next(&r) % 2);
+		d->time_ns = pick64(&r, edge, 1000000000ULL + i * 1500);
+		d->total = pick64(&r, edge, 80ULL << 30);
+		d->free = pick64(&r, edge, next(&r) % (80ULL << 30));
+		break;
+	}
+	case 6: {
+		struct tlm_rec_devprocs *d = &rec->u.devprocs;
+		memset(d, 0, offsetof(struct tlm_rec_devprocs, p));
+		rec->type = TLM_REC_DEVPROCS;
+		d->sample = (uint32_t)pick64(&r, edge, x % 1000);
+		d->device = (int32_t)pick64(&r, edge, next(&r) % 8);
+		d->status = (int32_t)pick64(&r, edge, next(&r) % 3 ? 0 : next(&r) % 2 ? (uint64_t)-1 : 3);
+		d->time_ns = pick64(&r, edge, 1000000000ULL + i * 1500);
+		d->n = d->status ? 0 : (uint32_t)(next(&r) % 4 ? next(&r) % 8 : next(&r) % (TLM_MAX_DEVPROCS + 1));
+		for (uint32_t k = 0; k < d->n; k++) {
+			d->p[k].pid = (uint32_t)pick64(&r, edge, 1000 + next(&r) % 100000);
+			d->p[k].used = pick64(&r, edge, next(&r) % (80ULL << 30));
+		}
+		break;
+	}
 	default:
 		memset(&rec->u.lost, 0, sizeof rec->u.lost);
 		rec->type = TLM_REC_SIGNAL;
@@ -180,6 +208,8 @@ int tt_write(struct tlm_tw *w, const struct tlm_record *rec)
 	case TLM_REC_MODULE_UNLOAD: return tlm_tw_module_unload(w, rec->u.module_unload);
 	case TLM_REC_LOST: return tlm_tw_lost(w, rec->u.lost.thread, rec->u.lost.count);
 	case TLM_REC_SIGNAL: return tlm_tw_signal(w, rec->u.signal);
+	case TLM_REC_DEVMEM: return tlm_tw_devmem(w, &rec->u.devmem);
+	case TLM_REC_DEVPROCS: return tlm_tw_devprocs(w, &rec->u.devprocs);
 	case TLM_REC_END: return tlm_tw_end(w, rec->u.end.end_monotonic_ns);
 	}
 	return -EINVAL;
@@ -253,6 +283,26 @@ int tt_equal(const struct tlm_record *a, const struct tlm_record *b)
 		break;
 	case TLM_REC_SIGNAL:
 		DIFF(u.signal);
+		break;
+	case TLM_REC_DEVMEM:
+		DIFF(u.devmem.sample);
+		DIFF(u.devmem.device);
+		DIFF(u.devmem.why);
+		DIFF(u.devmem.flags);
+		DIFF(u.devmem.time_ns);
+		DIFF(u.devmem.total);
+		DIFF(u.devmem.free);
+		break;
+	case TLM_REC_DEVPROCS:
+		DIFF(u.devprocs.sample);
+		DIFF(u.devprocs.device);
+		DIFF(u.devprocs.status);
+		DIFF(u.devprocs.time_ns);
+		DIFF(u.devprocs.n);
+		for (uint32_t k = 0; k < a->u.devprocs.n; k++) {
+			DIFF(u.devprocs.p[k].pid);
+			DIFF(u.devprocs.p[k].used);
+		}
 		break;
 	case TLM_REC_END:
 		DIFF(u.end.events);
