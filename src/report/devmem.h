@@ -106,6 +106,9 @@ const struct tlm_report_devview *tlm_report_oom_devview(const struct tlm_report 
  * untracked, 7.9 GiB held by pid 4242 (of 80.0 GiB; 0 B free)"), at most
  * 3 other processes named. Returns buf. */
 char *tlm_report_devview_line(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n);
+/* The same without the free memory, and the reason for no split in a word
+ * or two ("NVML not loaded"): the summary's form, under its OOM line. */
+char *tlm_report_devview_short(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n);
 /* Why NVML gave no split, in words ("NVML not loaded"), or NULL when it did. */
 const char *tlm_report_devview_why_unsplit(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n);
 const char *tlm_report_devmem_why_name(uint32_t why); /* "start", "peak", "oom", "exit" */

@@ -83,7 +83,21 @@ const char *tlm_report_devview_why_unsplit(const struct tlm_report_devview *v, u
 	return NULL;
 }
 
-char *tlm_report_devview_line(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n)
+/* The summary's form: its OOM line already gives the free memory, and the
+ * reason a view has no split in a word or two. */
+static const char *short_why(const struct tlm_report_devview *v, char *buf, size_t n)
+{
+	switch (v->nvml) {
+	case TLM_DM_NVML_NOT_RECORDED: return "no NVML record";
+	case TLM_DM_NVML_ABSENT: return "NVML not loaded";
+	case TLM_DM_NVML_ERROR:
+		snprintf(buf, n, "NVML error %" PRId32, v->nvml_status);
+		return buf;
+	default: return !v->self_listed ? "this pid not in NVML's list" : "NVML bytes incomplete";
+	}
+}
+
+static char *line(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n, bool compact)
 {
 	char a[32], b[32];
 	buf[0] = 0;
@@ -117,10 +131,27 @@ char *tlm_report_devview_line(const struct tlm_report_devview *v, uint32_t pid, 
 	} else if (v->split) {
 		cat(buf, n, ", no other process");
 	}
-	cat(buf, n, " (of %s; %s free", tlm__human(a, sizeof a, v->total), tlm__human(b, sizeof b, v->free));
 	char why[256];
+	if (compact) {
+		cat(buf, n, " (of %s", tlm__human(a, sizeof a, v->total));
+		if (!v->split)
+			cat(buf, n, "; %s", short_why(v, why, sizeof why));
+		cat(buf, n, ")");
+		return buf;
+	}
+	cat(buf, n, " (of %s; %s free", tlm__human(a, sizeof a, v->total), tlm__human(b, sizeof b, v->free));
 	if (tlm_report_devview_why_unsplit(v, pid, why, sizeof why))
 		cat(buf, n, "; %s", why);
 	cat(buf, n, ")");
 	return buf;
+}
+
+char *tlm_report_devview_line(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n)
+{
+	return line(v, pid, buf, n, false);
+}
+
+char *tlm_report_devview_short(const struct tlm_report_devview *v, uint32_t pid, char *buf, size_t n)
+{
+	return line(v, pid, buf, n, true);
 }

@@ -136,7 +136,7 @@ bool tlm__devmem_summary_oom(FILE *f, struct tlm_report *r, size_t i)
 	if (!v)
 		return false;
 	char line[1024];
-	tlm_report_devview_line(v, r->pid, line, sizeof line);
+	tlm_report_devview_short(v, r->pid, line, sizeof line);
 	tlm__line(f, "    %s", line); /* one line: the summary's budget */
 	return true;
 }
