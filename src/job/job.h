@@ -31,6 +31,8 @@ struct tlm_job_site {
 	uint64_t bytes; /* device memory it held at the process's allocated peak */
 };
 
+struct tlm_job_devmem; /* job_devmem.h */
+
 struct tlm_job_proc {
 	char *source;                /* the input it came from */
 	char *error;                 /* non-NULL: unreadable, only source is set */
@@ -54,6 +56,7 @@ struct tlm_job_proc {
 	uint64_t first_oom_requested;
 	size_t nsites;
 	struct tlm_job_site *sites;  /* by bytes, descending */
+	struct tlm_job_devmem *dm;   /* the device's own view (job_devmem.h); NULL: no samples */
 };
 
 struct tlm_job_spread {

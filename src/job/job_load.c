@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "job_devmem.h"
 #include "report/report.h"
 
 struct paths {
@@ -240,6 +241,8 @@ static int summarize(struct tlm_report *r, struct tlm_job_proc *p)
 		p->first_oom_device = r->ooms[0].device;
 		p->first_oom_requested = r->ooms[0].requested;
 	}
+	if (tlm_job_devmem_from_report(r, p))
+		return -1;
 	return sites_of(r, p);
 }
 
@@ -399,6 +402,7 @@ void tlm_job_proc_fini(struct tlm_job_proc *p)
 	for (size_t i = 0; i < p->nsites; i++)
 		free(p->sites[i].key);
 	free(p->sites);
+	tlm_job_devmem_free(p->dm);
 	memset(p, 0, sizeof *p);
 }
 
