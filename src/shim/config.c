@@ -54,6 +54,7 @@ void tlm__config_load(void)
 		.signals = true,
 		.disabled = false,
 		.summary = true,
+		.peak_ms = 1,
 	};
 	strcpy(c.output, "tlm-%p.trace");
 	const char *o = getenv("TLM_OUTPUT");
@@ -75,6 +76,7 @@ void tlm__config_load(void)
 	}
 	parse_uint("TLM_DRAIN_MS", 1, 10000, &c.drain_ms, "milliseconds 1..10000");
 	parse_uint("TLM_DEBUG_WRITER_DELAY_MS", 0, 60000, &c.writer_delay_ms, "milliseconds 0..60000");
+	parse_uint("TLM_DEBUG_PEAK_MS", 0, 3600000, &c.peak_ms, "milliseconds 0..3600000");
 	parse_bool("TLM_DEBUG_STACK_VERIFY", &c.verify_stacks);
 	parse_bool("TLM_DEBUG_STACK_STATS", &c.stack_stats);
 	parse_bool("TLM_DROP", &c.drop);
@@ -101,6 +103,13 @@ void tlm__config_load(void)
 			c.python_off = true;
 		else
 			tlm__log("TLM_PYTHON: bad value '%s' (expected auto or off); using auto", py);
+	}
+	const char *nv = getenv("TLM_NVML");
+	if (nv && *nv) {
+		if (!strcmp(nv, "off") || !strcmp(nv, "0") || !strcmp(nv, "no") || !strcmp(nv, "false"))
+			c.nvml_off = true;
+		else if (strcmp(nv, "auto") && strcmp(nv, "on") && strcmp(nv, "1"))
+			tlm__log("TLM_NVML: bad value '%s' (expected auto or off); using auto", nv);
 	}
 	const char *cl = getenv("TLM_CUPTI_LIBRARY");
 	if (cl && *cl) {

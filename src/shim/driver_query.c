@@ -15,6 +15,7 @@
  */
 #include <stdatomic.h>
 
+#include "shim/devmem.h"
 #include "shim/shim.h"
 
 typedef CUresult (*ctx_get_device_fn)(CUdevice *);
@@ -87,4 +88,69 @@ uint64_t tlm__device_total_bytes(int16_t ordinal)
 	if (!g || !f || g(&d, ordinal) != CUDA_SUCCESS || f(&total, d) != CUDA_SUCCESS)
 		return 0;
 	return total;
+}
+
+/* ---- device memory samples (devmem.h) ---- */
+
+typedef CUresult (*primary_state_fn)(CUdevice, unsigned *, int *);
+typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*primary_release_fn)(CUdevice);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
+typedef CUresult (*pci_bus_id_fn)(char *, int, CUdevice);
+static _Atomic(void *) p_pstate, p_pretain, p_prelease, p_push, p_pop, p_pci;
+
+static bool mem_info_here(uint64_t *free_b, uint64_t *total)
+{
+	mem_get_info_fn f = (mem_get_info_fn)driver_fn(&p_mem_info, "cuMemGetInfo_v2", "cuMemGetInfo", 3020);
+	size_t fr = 0, tot = 0;
+	if (!f || f(&fr, &tot) != CUDA_SUCCESS)
+		return false;
+	*free_b = fr;
+	*total = tot;
+	return true;
+}
+
+/* cuMemGetInfo answers for the current context's device. Another device is
+ * asked through its primary context, only when that is active already (the
+ * driver then only counts one more reference, and nothing is created), and
+ * the thread's context stack is left as it was. */
+bool tlm__device_mem_info(int16_t device, uint64_t *free_b, uint64_t *total)
+{
+	int16_t cur = tlm__current_device();
+	if (device < 0)
+		return false;
+	if (device == cur)
+		return mem_info_here(free_b, total);
+	device_get_fn get = (device_get_fn)driver_fn(&p_dev_get, "cuDeviceGet", "cuDeviceGet", 2000);
+	primary_state_fn st = (primary_state_fn)driver_fn(&p_pstate, "cuDevicePrimaryCtxGetState",
+							  "cuDevicePrimaryCtxGetState", 7000);
+	primary_retain_fn ret = (primary_retain_fn)driver_fn(&p_pretain, "cuDevicePrimaryCtxRetain",
+							     "cuDevicePrimaryCtxRetain", 7000);
+	primary_release_fn rel = (primary_release_fn)driver_fn(&p_prelease, "cuDevicePrimaryCtxRelease_v2",
+							       "cuDevicePrimaryCtxRelease", 11000);
+	ctx_push_fn push = (ctx_push_fn)driver_fn(&p_push, "cuCtxPushCurrent_v2", "cuCtxPushCurrent", 4000);
+	ctx_pop_fn pop = (ctx_pop_fn)driver_fn(&p_pop, "cuCtxPopCurrent_v2", "cuCtxPopCurrent", 4000);
+	CUdevice d = 0;
+	unsigned fl = 0;
+	int active = 0;
+	CUcontext ctx = NULL, popped = NULL;
+	if (!get || !st || !ret || !rel || !push || !pop || get(&d, device) != CUDA_SUCCESS ||
+	    st(d, &fl, &active) != CUDA_SUCCESS || !active || ret(&ctx, d) != CUDA_SUCCESS)
+		return false;
+	bool ok = false;
+	if (push(ctx) == CUDA_SUCCESS) {
+		ok = mem_info_here(free_b, total);
+		pop(&popped);
+	}
+	rel(d);
+	return ok;
+}
+
+bool tlm__device_pci_bus_id(int device, char *buf, int len)
+{
+	device_get_fn get = (device_get_fn)driver_fn(&p_dev_get, "cuDeviceGet", "cuDeviceGet", 2000);
+	pci_bus_id_fn f = (pci_bus_id_fn)driver_fn(&p_pci, "cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", 4010);
+	CUdevice d = 0;
+	return get && f && get(&d, device) == CUDA_SUCCESS && f(buf, len, d) == CUDA_SUCCESS;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shim/devmem.h"
 #include "shim/edges.h"
 #include "shim/ring.h"
 #include "shim/stack.h"
@@ -30,6 +31,7 @@ static void load_config_once(void)
 		tlm__config_load();
 		tlm__clock_init();
 		tlm__stack_init();
+		tlm__rt_init(); /* the table of live device allocations, before any event */
 	}
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim/devmem.h"
 #include "shim/edges.h"
 #include "shim/pystack.h"
 #include "shim/ring.h"
@@ -191,38 +192,59 @@ static bool first_on_device(const struct tlm__evargs *a)
 	return !(atomic_fetch_or_explicit(&free_probed, bit, memory_order_relaxed) & bit);
 }
 
+/* The extension slot after rc's event, cleared. */
+static struct tlm__slot *ext_slot(struct tlm__rec *rc)
+{
+	struct tlm__slot *x = &rc->ring->slots[(rc->head - 1) & rc->ring->mask];
+	memset(x, 0, sizeof *x);
+	x->type = TLM__SLOT_EXT;
+	rc->ev->type = TLM__SLOT_EVENT_FREE; /* "an extension follows" */
+	return x;
+}
+
 void tlm__record(const struct tlm__evargs *a)
 {
 	struct tlm__rec rc;
 	bool failed_alloc = a->result != 0 && a->op == TLM_OP_ALLOC;
 	bool probe = !failed_alloc && first_on_device(a);
-	if (!tlm__rec_begin(&rc, failed_alloc || probe))
+	int why = tlm__dm_after_alloc(a, probe); /* tracks the allocation too */
+	if (!tlm__rec_begin(&rc, failed_alloc || probe || why >= 0))
 		return;
 	fill(rc.ev, a);
 	if (a->op == TLM_OP_FREE)
 		rc.ev->flags |= tlm__py_free_flags();
-	if (probe)
-		rc.ev->type = TLM__SLOT_EVENT_FREE;
-	if (failed_alloc || probe) {
-		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];
-		memset(x, 0, sizeof *x);
-		x->type = TLM__SLOT_EXT;
-		x->addr = tlm__device_free_bytes();
+	if (failed_alloc || probe || why >= 0) {
+		struct tlm__slot *x = ext_slot(&rc);
+		bool took = why >= 0 && tlm__dm_take(x, why, 0, a->device);
+		/* device_free: the current device's free bytes, as before samples */
+		if (failed_alloc || probe)
+			x->addr = took && a->device == tlm__current_device() ? x->size : tlm__device_free_bytes();
 	}
 	tlm__rec_commit(&rc);
 }
 
 bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
 {
-	if (!tlm__rec_begin(rc, false))
+	struct tlm__rt_claim c;
+	bool found = tlm__rt_claim(a->kind, a->addr, &c);
+	bool before = found && tlm__dm_before_free(&c);
+	if (!tlm__rec_begin(rc, before)) {
+		tlm__rt_settle(&c, true); /* no event: the table forgets it as the report will */
 		return false;
+	}
+	rc->claim = c;
 	fill(rc->ev, a);
+	if (found)
+		rc->ev->device = c.device; /* where it lives, whichever device is current */
 	rc->ev->flags |= tlm__py_free_flags();
+	if (before)
+		tlm__dm_take(ext_slot(rc), TLM_DEVMEM_PEAK, TLM_DEVMEM_F_BEFORE, c.device);
 	return true;
 }
 
 void tlm__free_end(struct tlm__rec *rc, int32_t result)
 {
 	rc->ev->result = result;
+	tlm__rt_settle(&rc->claim, result == 0);
 	tlm__rec_commit(rc);
 }

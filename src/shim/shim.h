@@ -44,6 +44,8 @@ struct tlm__config {
 	bool python_off;       /* TLM_PYTHON=off: no Python stacks or GC flags */
 	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */
 	char cupti_library[4096]; /* TLM_CUPTI_LIBRARY: this libcupti, no search */
+	unsigned peak_ms;      /* TLM_DEBUG_PEAK_MS: at most one PEAK sample per device per this (1) */
+	bool nvml_off;         /* TLM_NVML=off: no NVML process lists */
 };
 enum tlm__cupti_mode { TLM__CUPTI_AUTO = 0, TLM__CUPTI_ON = 1, TLM__CUPTI_OFF = 2 };
 extern struct tlm__config tlm__cfg TLM_HIDDEN;
@@ -111,11 +113,20 @@ static inline void tlm__leave(void)
 /* ---- recording (recorder.c) ---- */
 struct tlm__slot; /* ring.h */
 struct tlm__ring;
+/* A live allocation a free claimed in reserved_table.c (devmem.h). */
+struct tlm__rt_claim {
+	int32_t slot;   /* -1: nothing claimed */
+	uint8_t ns;
+	bool counted;   /* counts as reserved */
+	int16_t device;
+	uint64_t meta, size;
+};
 struct tlm__rec {
 	struct tlm__ring *ring;
 	struct tlm__slot *ev;  /* the event slot to fill (seq and time are set) */
 	uint64_t head;         /* ring position after the record */
 	bool ext;              /* an extension slot follows ev */
+	struct tlm__rt_claim claim; /* frees: the allocation freed */
 };
 /* Reserves ring space (capturing the caller's stack first), takes the global
  * sequence number and the time. Returns false when the event is not recorded

@@ -27,6 +27,7 @@
 #include "shim/modules.h"
 #include "shim/output.h"
 #include "shim/stack.h"
+#include "shim/devmem.h"
 #include "shim/writer_int.h"
 #include "tlm_config.h"
 
@@ -115,6 +116,7 @@ static void *writer_main(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "tlm-writer", 0, 0, 0);
+	tlm__wd_writer_thread(); /* NVML is asked from here */
 	for (;;) {
 		if (!atomic_exchange_explicit(&kick_word, 0, memory_order_acq_rel)) {
 			struct timespec to = {tlm__cfg.drain_ms / 1000, (long)(tlm__cfg.drain_ms % 1000) * 1000000L};

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "shim/devmem.h"
 #include "shim/modules.h"
 #include "shim/pystack.h"
 #include "shim/writer_int.h"
@@ -22,6 +23,7 @@
 struct staged {
 	uint64_t seq;
 	struct tlm_event ev;
+	uint32_t sample; /* its device memory sample (writer_devmem.c), 0 = none */
 };
 
 /* The writer's view of one ring. It lives in the ring's own mapping (the
@@ -151,8 +153,11 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 			.kind = s->kind, .flags = s->flags, .api = s->api,
 		};
 		tail++;
+		e->sample = 0;
 		if ((s->op == TLM_OP_ALLOC && s->result != 0) || s->type == TLM__SLOT_EVENT_FREE) {
-			e->ev.device_free = r->slots[tail & r->mask].addr;
+			const struct tlm__slot *x = &r->slots[tail & r->mask];
+			e->ev.device_free = x->addr;
+			e->sample = tlm__wd_stage(x);
 			tail++;
 		}
 	}
@@ -220,6 +225,8 @@ static void emit(struct staged *e)
 		tlm__wf.discarded++;
 	else
 		tlm__wf_check(tlm_tw_event(tlm__wf.tw, &e->ev));
+	if (e->sample) /* right after its event (the placement rule) */
+		tlm__wd_emit(e->sample);
 }
 
 /* Emits, in seq order, every staged event below the watermark. */
@@ -326,6 +333,8 @@ void tlm__wm_drain(bool no_alloc)
 		tlm__wf_check(tlm_tw_lost(tlm__wf.tw, UINT32_MAX, nl - noring_seen));
 		noring_seen = nl;
 	}
+	if (!no_alloc)
+		tlm__wd_jobs(final_pass);
 	if (!tlm__wf.failed)
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
 }
@@ -355,4 +364,5 @@ void tlm__wm_reset_child(void)
 			free(w->buf);
 	}
 	noring_seen = 0;
+	tlm__wd_reset();
 }

@@ -128,7 +128,7 @@ static void bypass_driver(void)
 	wl_check(unmap(va, 2 * MiB) == 0, "private unmap");
 	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_VMM_RESERVE, TLM_API_cuMemAddressFree, va, 8 * MiB, 0, -1, 0, 0, C);
 	wl_check(afree(va, 8 * MiB) == 0, "private address free");
-	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_VMM_PHYSICAL, TLM_API_cuMemRelease, ph, 0, 0, 0, 0, 0, C);
+	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_VMM_PHYSICAL, TLM_API_cuMemRelease, ph, 0, 0, 1, 0, 0, C); /* the handle's device */
 	wl_check(release(ph) == 0, "private release");
 
 	/* a failure only CUPTI saw: the result and the free memory at that moment */

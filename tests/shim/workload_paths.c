@@ -149,7 +149,8 @@ static void driver_seq(const struct drv *d)
 	wl_check(d->unmap(va + 2 * MiB, 2 * MiB) == 0, "unmap");
 	wl_expect(TLM_OP_FREE, TLM_KIND_VMM_RESERVE, TLM_API_cuMemAddressFree, va, 8 * MiB, 0, -1, 0, 0, 0);
 	wl_check(d->address_free(va, 8 * MiB) == 0, "address free");
-	wl_expect(TLM_OP_FREE, TLM_KIND_VMM_PHYSICAL, TLM_API_cuMemRelease, ph, 0, 0, 0, 0, 0, 0);
+	/* the handle's device (1, from the table of live allocations), not the current one */
+	wl_expect(TLM_OP_FREE, TLM_KIND_VMM_PHYSICAL, TLM_API_cuMemRelease, ph, 0, 0, 1, 0, 0, 0);
 	wl_check(d->release(ph) == 0, "release");
 
 	/* failures are events too: an OOM with the free memory at that moment */
