@@ -17,6 +17,7 @@
 #include "internal.h"
 
 #define TLM__DEVMEM_OOMS (4 * TLM_REPORT_MAX_OOMS) /* OOM samples kept (probes and folds drop some) */
+#define TLM__DEVMEM_DEVS 1024 /* devices kept: a hostile trace cannot make the lookups quadratic */
 
 struct tlm__devmem_col {
 	struct tlm_report_devmem m;
@@ -76,7 +77,7 @@ static struct tlm_report_devmem_dev *dev_of(struct tlm_report_devmem *m, int dev
 	for (size_t i = 0; i < m->ndevs; i++)
 		if (m->devs[i].device == device)
 			return &m->devs[i];
-	if (!add)
+	if (!add || m->ndevs >= TLM__DEVMEM_DEVS)
 		return NULL;
 	struct tlm_report_devmem_dev *n = realloc(m->devs, (m->ndevs + 1) * sizeof *n);
 	if (!n)
@@ -125,6 +126,10 @@ int tlm__devmem_sample(struct tlm__devmem_col *c, const struct tlm__replay *rp, 
 	};
 	v.tracked = tracked_of(rp, d->device, v.before, v.event);
 	struct tlm_report_devmem_dev *dv = dev_of(m, d->device, true);
+	if (!dv && m->ndevs >= TLM__DEVMEM_DEVS) {
+		m->unplaced++;
+		return 0;
+	}
 	if (!dv)
 		return -1;
 	if (d->why == TLM_DEVMEM_START && !dv->have_start) {

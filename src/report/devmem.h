@@ -73,7 +73,7 @@ struct tlm_report_devmem_dev {
 struct tlm_report_devmem {
 	uint32_t pid;                  /* the trace's pid, which NVML's list is read against */
 	uint64_t samples;              /* DEVMEM records read */
-	uint64_t unplaced;             /* dropped: not directly after their event (damage) */
+	uint64_t unplaced;             /* dropped: not directly after their event (damage), past 1024 devices */
 	size_t ndevs;
 	struct tlm_report_devmem_dev *devs; /* by device */
 	size_t nooms;
