@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The simulator's environment values, parsed: TLM_SIM_DEVICES (1..16) and
+ * The simulator's environment values, parsed: TLM_SIM_DEVICES (1..16),
  * TLM_SIM_MEMORY ("1G", "1G,512M": per-device sizes, rounded down to whole
- * 2 MiB pages, a short list repeating its last entry). Pure functions; the
- * caller (sim_state.c's configure) reports a bad value.
+ * 2 MiB pages, a short list repeating its last entry) and
+ * TLM_SIM_CONTEXT_MEMORY (whole pages, 0 allowed). Pure functions; the
+ * caller (sim_machine.c's attach) reports a bad value.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,8 +13,8 @@
 
 #include "sim_internal.h"
 
-/* One size: digits with an optional K/M/G suffix, rounded down to whole pages. */
-static bool parse_size(const char *s, size_t n, uint64_t *out)
+/* One byte count: digits with an optional K/M/G suffix, at most SIM_MAX_MEMORY. */
+static bool parse_bytes(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0, mul = 1;
 	size_t i = 0;
@@ -36,10 +37,29 @@ static bool parse_size(const char *s, size_t n, uint64_t *out)
 	}
 	if (v > SIM_MAX_MEMORY / mul)
 		return false;
-	v = v * mul / SIM_PAGE * SIM_PAGE;
-	if (v == 0)
+	*out = v * mul;
+	return true;
+}
+
+/* One device size, rounded down to whole pages (at least one). */
+static bool parse_size(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v;
+	if (!parse_bytes(s, n, &v) || v < SIM_PAGE)
 		return false;
-	*out = v;
+	*out = v / SIM_PAGE * SIM_PAGE;
+	return true;
+}
+
+/* TLM_SIM_CONTEXT_MEMORY: whole pages, 0 allowed ("8M", "0", "64M"). A
+ * value that is not a whole number of pages is refused rather than rounded:
+ * the figure is meant to be exact. */
+bool sim_parse_context_memory(const char *s, uint64_t *bytes)
+{
+	uint64_t v;
+	if (!parse_bytes(s, strlen(s), &v) || v % SIM_PAGE)
+		return false;
+	*bytes = v;
 	return true;
 }
 

@@ -199,10 +199,14 @@ CUresult sim_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned flags)
 }
 SIM_EXPORT(cuDevicePrimaryCtxSetFlags_v2);
 
-/* Reset is not modelled (docs/simulated-device.md): memory stays allocated. */
+/* Reset destroys the context (its cost comes back); allocations are not
+ * freed (docs/simulated-device.md). */
 CUresult sim_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-	return dev_check(dev);
+	CUresult r = dev_check(dev);
+	if (!r)
+		sim_primary_reset(dev);
+	return r;
 }
 SIM_EXPORT(cuDevicePrimaryCtxReset_v2);
 

@@ -97,6 +97,23 @@ SIM_PUBLIC long long tlm_sim_used_pages(int dev);
 /* Bytes a pool holds cached (freed but not yet returned), or -1 for a bad pool. */
 SIM_PUBLIC long long tlm_sim_pool_cached_bytes(CUmemoryPool pool);
 
+/* ---- the machine, for the NVML stand-in (src/sim/sim_nvml.c) ---- */
+
+/* These need no cuInit (NVML does not start CUDA): they attach the machine
+ * (TLM_SIM_MACHINE, or this process's private devices). */
+SIM_PUBLIC int tlm_sim_machine_devices(void);
+/* dev's total bytes and the bytes every process uses on it (contexts
+ * included); -1 for a bad device. */
+SIM_PUBLIC int tlm_sim_machine_memory(int dev, unsigned long long *total, unsigned long long *used);
+/* The processes using dev (holding memory or a live context), by pid: at
+ * most max into pids[] and bytes[]; returns how many there are (-1: bad dev). */
+SIM_PUBLIC int tlm_sim_machine_processes(int dev, unsigned *pids, unsigned long long *bytes, int max);
+/* dev's UUID (cuDeviceGetUuid's bytes) and PCI bus (cuDeviceGetPCIBusId's
+ * "00000000:BB:00.0"); -1 for a bad device. */
+SIM_PUBLIC int tlm_sim_device_ids(int dev, unsigned char uuid[16], int *pci_bus);
+/* One context's cost in bytes (TLM_SIM_CONTEXT_MEMORY, or the machine's). */
+SIM_PUBLIC unsigned long long tlm_sim_context_bytes(void);
+
 /* ---- the API layer, for the CUPTI double (src/sim/double/sim_cupti.c) ---- */
 
 /* Called at the entry (site TLM_CUPTI_API_ENTER, result NULL) and the exit

@@ -125,6 +125,11 @@ extern __typeof__(cuMemSetAccess) sim_cuMemSetAccess;
 extern __typeof__(tlm_sim_used_pages) sim_tlm_sim_used_pages;
 extern __typeof__(tlm_sim_pool_cached_bytes) sim_tlm_sim_pool_cached_bytes;
 extern __typeof__(tlm_sim_set_api_observer) sim_tlm_sim_set_api_observer;
+extern __typeof__(tlm_sim_machine_devices) sim_tlm_sim_machine_devices;
+extern __typeof__(tlm_sim_machine_memory) sim_tlm_sim_machine_memory;
+extern __typeof__(tlm_sim_machine_processes) sim_tlm_sim_machine_processes;
+extern __typeof__(tlm_sim_device_ids) sim_tlm_sim_device_ids;
+extern __typeof__(tlm_sim_context_bytes) sim_tlm_sim_context_bytes;
 extern __typeof__(tlm_sim_api_notify) sim_tlm_sim_api_notify;
 extern __typeof__(tlm_sim_private_entry) sim_tlm_sim_private_entry;
 
@@ -164,6 +169,8 @@ void sim_injection_once(void);
 /* sim_config.c: TLM_SIM_MEMORY and TLM_SIM_DEVICES values (false / -1 if bad). */
 bool sim_parse_memory(const char *s, uint64_t bytes[SIM_MAX_DEVICES]);
 int sim_parse_devices(const char *s);
+bool sim_parse_context_memory(const char *s, uint64_t *bytes);
+#define SIM_DEFAULT_CONTEXT_MEMORY (8ull << 20) /* docs/simulated-device.md */
 
 
 struct sim_device {
@@ -190,6 +197,7 @@ CUcontext sim_current_ctx(void);
 CUcontext sim_primary_ctx(int dev);
 bool sim_ctx_valid(CUcontext ctx, int *dev);
 bool sim_primary_active(int dev);
+void sim_primary_reset(int dev);
 
 /* ---- sim_memory.c: physical pages, device blocks, the live-allocation table ---- */
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sim_internal.h"
+#include "sim_machine.h"
 
 /* Live device allocations (cuMemAlloc*, pool allocations): key = address,
  * len = bytes held (whole pages), val = owning struct CUmemPoolHandle_st * or 0. */
@@ -37,13 +38,16 @@ int sim_va_device(uint64_t va)
 CUresult sim_block_alloc(int dev, uint64_t pages, uint64_t *va)
 {
 	struct sim_device *d = &sim_dev[dev];
-	if (pages > d->total_pages - d->used_pages)
+	/* the machine: every process's holdings and contexts on dev */
+	if (!sim_machine_take(dev, pages))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	/* Free VA always exceeds free physical memory by far (see SIM_VA_STRIDE),
 	 * so with pages available a VA block is found unless the host is out of
 	 * memory for tree nodes. */
-	if (!sim_vas_alloc(&d->va, pages * SIM_PAGE, SIM_PAGE, 0, va))
+	if (!sim_vas_alloc(&d->va, pages * SIM_PAGE, SIM_PAGE, 0, va)) {
+		sim_machine_give(dev, pages);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	d->used_pages += pages;
 	return CUDA_SUCCESS;
 }
@@ -52,6 +56,7 @@ void sim_block_free(int dev, uint64_t va, uint64_t pages)
 {
 	sim_vas_release(&sim_dev[dev].va, va, pages * SIM_PAGE);
 	sim_dev[dev].used_pages -= pages;
+	sim_machine_give(dev, pages);
 }
 
 CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *pool)
@@ -328,10 +333,9 @@ CUresult sim_cuMemGetInfo_v2(size_t *free, size_t *total)
 		return r;
 	if (!free || !total)
 		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&sim_lock);
+	/* free: after every process's memory and contexts on the machine */
 	*total = sim_dev[dev].total_pages * SIM_PAGE;
-	*free = (sim_dev[dev].total_pages - sim_dev[dev].used_pages) * SIM_PAGE;
-	pthread_mutex_unlock(&sim_lock);
+	*free = (sim_dev[dev].total_pages - sim_machine_used_pages(dev)) * SIM_PAGE;
 	return CUDA_SUCCESS;
 }
 SIM_EXPORT(cuMemGetInfo_v2);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Simulated driver state: configuration from the environment (parsed by
- * sim_config.c), cuInit, device
- * queries, contexts (a per-thread stack, as in the real driver) and streams.
+ * Simulated driver state: cuInit (the configuration comes from the machine,
+ * sim_machine.c), device queries, contexts (a per-thread stack, as in the
+ * real driver; each live context holds TLM_SIM_CONTEXT_MEMORY of its
+ * device's memory, charged to the machine) and streams.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_internal.h"
+#include "sim_machine.h"
 
 pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -57,25 +59,10 @@ static __thread int ctx_depth;
 
 static void configure(void)
 {
-	uint64_t bytes[SIM_MAX_DEVICES];
-	const char *env = getenv("TLM_SIM_DEVICES");
-	sim_ndev = SIM_DEFAULT_DEVICES;
-	if (env && (sim_ndev = sim_parse_devices(env)) < 0) {
-		fprintf(stderr, "tlm-sim: TLM_SIM_DEVICES: bad value '%s' (expected 1..%d)\n", env,
-			SIM_MAX_DEVICES);
-		sim_ndev = SIM_DEFAULT_DEVICES;
-	}
-	env = getenv("TLM_SIM_MEMORY");
-	if (!env || !sim_parse_memory(env, bytes)) {
-		if (env)
-			fprintf(stderr,
-				"tlm-sim: TLM_SIM_MEMORY: bad value '%s' (expected e.g. 1G or 1G,512M)\n",
-				env);
-		for (int i = 0; i < SIM_MAX_DEVICES; i++)
-			bytes[i] = SIM_DEFAULT_MEMORY;
-	}
+	sim_machine_attach(); /* parses TLM_SIM_DEVICES and TLM_SIM_MEMORY */
+	sim_ndev = sim_machine_ndev();
 	for (int d = 0; d < sim_ndev; d++) {
-		sim_dev[d].total_pages = bytes[d] / SIM_PAGE;
+		sim_dev[d].total_pages = sim_machine_total_pages(d);
 		sim_dev[d].used_pages = 0;
 		sim_vas_init(&sim_dev[d].va, SIM_VA_BASE + (uint64_t)d * SIM_VA_STRIDE, SIM_VA_STRIDE);
 		primary_ctx[d].magic = CTX_MAGIC;
@@ -204,10 +191,15 @@ CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (!sim_valid_device(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&sim_lock);
-	primary_ctx[dev].refs++;
+	/* the first retain makes the context live: it costs device memory */
+	if (primary_ctx[dev].refs == 0 && !sim_machine_ctx_take(dev))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else
+		primary_ctx[dev].refs++;
 	pthread_mutex_unlock(&sim_lock);
-	*pctx = &primary_ctx[dev];
-	return CUDA_SUCCESS;
+	if (!r)
+		*pctx = &primary_ctx[dev];
+	return r;
 }
 SIM_EXPORT(cuDevicePrimaryCtxRetain);
 
@@ -221,12 +213,25 @@ CUresult sim_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	pthread_mutex_lock(&sim_lock);
 	if (primary_ctx[dev].refs == 0)
 		r = CUDA_ERROR_INVALID_CONTEXT;
-	else
-		primary_ctx[dev].refs--;
+	else if (--primary_ctx[dev].refs == 0)
+		sim_machine_ctx_give(dev); /* the last release destroys it */
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
 SIM_EXPORT(cuDevicePrimaryCtxRelease_v2);
+
+/* cuDevicePrimaryCtxReset: the context is destroyed (its cost comes back);
+ * the next retain makes a new one. Allocations are not freed (see
+ * docs/simulated-device.md). */
+void sim_primary_reset(int dev)
+{
+	pthread_mutex_lock(&sim_lock);
+	if (primary_ctx[dev].refs > 0) {
+		primary_ctx[dev].refs = 0;
+		sim_machine_ctx_give(dev);
+	}
+	pthread_mutex_unlock(&sim_lock);
+}
 
 static CUresult push_ctx(CUcontext c)
 {
@@ -255,7 +260,13 @@ CUresult sim_cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	c->magic = CTX_MAGIC;
 	c->dev = dev;
 	pthread_mutex_lock(&sim_lock);
+	if (!sim_machine_ctx_take(dev)) { /* a real context costs device memory */
+		pthread_mutex_unlock(&sim_lock);
+		free(c);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	if (!sim_tree_insert(&ctx_set, (uint64_t)(uintptr_t)c, 0, 0)) {
+		sim_machine_ctx_give(dev);
 		pthread_mutex_unlock(&sim_lock);
 		free(c);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -282,8 +293,10 @@ CUresult sim_cuCtxDestroy_v2(CUcontext ctx)
 	pthread_mutex_lock(&sim_lock);
 	if (!ctx || !sim_tree_find(&ctx_set, (uint64_t)(uintptr_t)ctx) || ctx->destroyed)
 		r = CUDA_ERROR_INVALID_CONTEXT; /* also rejects primary contexts */
-	else
+	else {
 		__atomic_store_n(&ctx->destroyed, true, __ATOMIC_RELAXED);
+		sim_machine_ctx_give(ctx->dev);
+	}
 	pthread_mutex_unlock(&sim_lock);
 	if (!r) {
 		/* Popped from this thread's stack wherever it sits, as the real driver does. */

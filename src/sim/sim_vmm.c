@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "sim_internal.h"
+#include "sim_machine.h"
 
 struct vmm_handle {
 	CUmemGenericAllocationHandle id;
@@ -53,6 +54,7 @@ static void handle_put(struct vmm_handle *h)
 {
 	if (h->released && h->maps == 0) {
 		sim_dev[h->dev].used_pages -= h->pages;
+		sim_machine_give(h->dev, h->pages);
 		sim_tree_remove(&handles, h->id, NULL, NULL);
 		if (h->back)
 			munmap(h->back, h->pages * SIM_PAGE);
@@ -97,9 +99,10 @@ CUresult simi_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 	h->pages = size / SIM_PAGE;
 	d = &sim_dev[h->dev];
 	pthread_mutex_lock(&sim_lock);
-	if (h->pages > d->total_pages - d->used_pages) {
+	if (!sim_machine_take(h->dev, h->pages)) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	} else if (!sim_tree_insert(&handles, next_handle, 0, (uintptr_t)h)) {
+		sim_machine_give(h->dev, h->pages);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	} else {
 		d->used_pages += h->pages;

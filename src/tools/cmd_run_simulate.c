@@ -11,7 +11,11 @@
  * (sim_nvml.c) and libtlm_simblas.so to LD_PRELOAD after libtlm.so.
  * Preloading the simulated libcuda.so.1 makes every dlopen("libcuda.so.1")
  * of the program's CUDA runtime find it (same soname), so a real driver
- * installed on the machine is never used by this program (NVML likewise). See
+ * installed on the machine is never used by this program (NVML likewise).
+ * Unless TLM_SIM_MACHINE is set already, prepare also creates a fresh empty
+ * machine file for the run (/dev/shm, else $TMPDIR or /tmp; unique name;
+ * removed when tlm exits) and the child names it in TLM_SIM_MACHINE, so
+ * every process of the run shares the simulated devices' memory. See
  * docs/simulate.md.
  */
 #include <ctype.h>
@@ -32,6 +36,7 @@
 static const char *sizes;   /* the --simulate argument */
 static int ndev;            /* --devices, 0 = one per listed size */
 static char driver[PATH_MAX], blas[PATH_MAX], nvml[PATH_MAX];
+static char machine[PATH_MAX]; /* the run's machine file, "" when none was made */
 
 int tlm_simulate_option(int argc, char **argv, int *i)
 {
@@ -130,6 +135,36 @@ static void human(uint64_t b, char *out, size_t n)
 		snprintf(out, n, "%llu MiB", (unsigned long long)(b >> 20));
 }
 
+static void remove_machine(void)
+{
+	if (machine[0])
+		unlink(machine);
+}
+
+/* A fresh machine file for this run: the first simulated driver to attach
+ * fills it in (sim_machine.c). */
+static int make_machine(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
+	const char *env = getenv("TLM_SIM_MACHINE");
+	if (env && *env)
+		return 0; /* the caller's machine: shared with processes outside the run */
+	for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+		snprintf(machine, sizeof machine, "%s/tlm-sim-machine-XXXXXX", dirs[k]);
+		int fd = mkstemp(machine);
+		if (fd >= 0) {
+			close(fd);
+			atexit(remove_machine);
+			return 0;
+		}
+	}
+	machine[0] = 0;
+	fprintf(stderr, "tlm run: --simulate: cannot create the simulated machine's file in "
+			"/dev/shm, $TMPDIR or /tmp\n");
+	return -1;
+}
+
 int tlm_simulate_prepare(void)
 {
 	uint64_t bytes[SIM_MAX_DEVICES];
@@ -161,6 +196,8 @@ int tlm_simulate_prepare(void)
 			"libnvidia-ml.so.1 and libtlm_simblas.so; set TLM_SIM_DIR to their directory)\n");
 		return -1;
 	}
+	if (make_machine() != 0)
+		return -1;
 	char h[32];
 	human(bytes[0], h, sizeof h);
 	fprintf(stderr, "tlm: simulated CUDA device: %d x %s", ndev, h);
@@ -183,6 +220,8 @@ void tlm_simulate_child(void)
 	snprintf(n, sizeof n, "%d", ndev);
 	setenv("TLM_SIM_DEVICES", n, 1);
 	setenv("TLM_SIM_MEMORY", sizes, 1);
+	if (machine[0])
+		setenv("TLM_SIM_MACHINE", machine, 1);
 	/* NVIDIA's CUPTI does not run on the simulated driver (it recurses
 	 * through export tables the simulator does not serve), and every call
 	 * is interposed anyway: keep it off unless the user asked for it */

@@ -20,6 +20,9 @@
 
 #define MiB (1ull << 20)
 #define PAGE (2 * MiB)
+/* A live context's cost: TLM_SIM_CONTEXT_MEMORY's default, which the tests
+ * run with; it is part of cuMemGetInfo's used memory, not of tlm_sim_used_pages. */
+#define CTX_COST (8 * MiB)
 #define DEV_VA_BASE 0x200000000000ull
 #define DEV_VA_STRIDE 0x020000000000ull
 

@@ -23,7 +23,7 @@ static void test_cache_and_reuse(void **state)
 	assert_int_equal(tlm_sim_used_pages(0), 2);
 	assert_int_equal(tlm_sim_pool_cached_bytes(pool), 4 * MiB);
 	CU_OK(cuMemGetInfo_v2(&f, &t));
-	assert_int_equal(f, 60 * MiB);
+	assert_int_equal(f, 52 * MiB); /* 64 - 8 (context) - 4 cached */
 	/* a smaller request fits the cached block: same address, no new pages */
 	CU_OK(cuMemAllocAsync(&b, 1 * MiB, NULL));
 	assert_int_equal(b, a);
@@ -75,12 +75,13 @@ static void test_pool_trims_itself_before_oom(void **state)
 {
 	(void)state;
 	CUmemoryPool pool = default_pool(0);
-	CUdeviceptr p[30], big, plain;
-	for (int i = 0; i < 30; i++)
+	/* 26 of the 28 pages the context leaves, so 2 stay free */
+	CUdeviceptr p[26], big, plain;
+	for (int i = 0; i < 26; i++)
 		CU_OK(cuMemAllocAsync(&p[i], PAGE, NULL));
-	for (int i = 0; i < 30; i++)
+	for (int i = 0; i < 26; i++)
 		CU_OK(cuMemFreeAsync(p[i], NULL));
-	assert_int_equal(tlm_sim_pool_cached_bytes(pool), 60 * MiB);
+	assert_int_equal(tlm_sim_pool_cached_bytes(pool), 52 * MiB);
 	/* a plain allocation does not raid the pool: the cache is really held */
 	assert_int_equal(cuMemAlloc_v2(&plain, 8 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
 	/* the pool itself gives its one-page blocks back and retries */
