@@ -164,6 +164,7 @@ static int attach(struct tlm_report_devview *v, const struct tlm_rec_devprocs *p
 	if (v->sample != p->sample || v->device != p->device || v->nvml != TLM_DM_NVML_NOT_RECORDED)
 		return 0;
 	v->nvml_status = p->status;
+	v->nvml_lag_ns = (int64_t)(p->time_ns - (uint64_t)v->time_ns); /* both absolute here */
 	v->nvml = p->status == 0 ? TLM_DM_NVML_OK : p->status == TLM_DEVPROCS_NO_NVML ? TLM_DM_NVML_ABSENT
 										      : TLM_DM_NVML_ERROR;
 	uint32_t n = p->status == 0 && p->n <= TLM_MAX_DEVPROCS ? p->n : 0;
@@ -221,8 +222,17 @@ static void derive(struct tlm_report_devview *v, uint32_t pid, uint64_t start)
 			else
 				v->others = v->others + v->procs[i].used < v->others ? UINT64_MAX : v->others + v->procs[i].used;
 		}
-	v->others_known = known;
 	uint64_t held = v->tracked + v->others < v->tracked ? UINT64_MAX : v->tracked + v->others;
+	if (v->self_listed && held > v->used) {
+		/* NVML answered later (the shim asks from its writer thread): what it
+		 * lists no longer fits the sample, so none of it is subtracted */
+		v->stale = true;
+		known = false;
+		v->others = 0;
+		v->nothers = 0;
+		held = v->tracked;
+	}
+	v->others_known = known;
 	v->unattributed = v->used > held ? v->used - held : 0;
 	v->split = known;
 }

@@ -49,6 +49,7 @@ struct tlm_report_devview {
 	uint64_t tracked;              /* the report's reserved device memory in that state */
 	int nvml;                      /* enum tlm_devmem_nvml */
 	int32_t nvml_status;
+	int64_t nvml_lag_ns;           /* when NVML answered, after the sample (the shim asks from its writer) */
 	size_t nprocs;
 	struct tlm_report_devproc *procs; /* every process NVML listed, as listed (NULL when none) */
 	/* derived (tlm__devmem_derive) */
@@ -60,6 +61,8 @@ struct tlm_report_devview {
 	uint64_t unattributed;         /* used - tracked - others, >= 0 */
 	bool split;                    /* unattributed is this process's untracked share (nvml OK, self
 	                                * listed, others known); else "untracked or other processes" */
+	bool stale;                    /* NVML's later list does not fit the sample (tracked + others >
+	                                * used: the processes changed in between): not used */
 };
 
 struct tlm_report_devmem_dev {

@@ -63,6 +63,11 @@ const char *tlm_report_devview_why_unsplit(const struct tlm_report_devview *v, u
 	default:
 		break;
 	}
+	if (v->stale) {
+		cat(buf, n, "NVML answered %.1f ms after the sample and lists more than was used then (the "
+			    "processes changed in between)", (double)v->nvml_lag_ns / 1e6);
+		return buf;
+	}
 	if (!v->self_listed) {
 		if (!v->nprocs) {
 			cat(buf, n, "NVML lists no process on the device, not even pid %" PRIu32, pid);
@@ -93,7 +98,9 @@ static const char *short_why(const struct tlm_report_devview *v, char *buf, size
 	case TLM_DM_NVML_ERROR:
 		snprintf(buf, n, "NVML error %" PRId32, v->nvml_status);
 		return buf;
-	default: return !v->self_listed ? "this pid not in NVML's list" : "NVML bytes incomplete";
+	default:
+		return v->stale ? "NVML's later list does not fit" : !v->self_listed ? "this pid not in NVML's list"
+										    : "NVML bytes incomplete";
 	}
 }
 

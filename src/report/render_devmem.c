@@ -61,17 +61,21 @@ static void row(FILE *f, const struct tlm_report *r, const struct tlm_report_dev
 		return;
 	line[0] = 0;
 	size_t o = 0;
-	if (v->self_listed) {
-		o += (size_t)snprintf(line, sizeof line, "NVML: this process %s",
+	char lag[48] = "";
+	if (v->nvml_lag_ns >= 1000000) /* the shim asks NVML from its writer: say when it answered */
+		snprintf(lag, sizeof lag, " %.1f ms later", (double)v->nvml_lag_ns / 1e6);
+	bool named = v->self_listed && !v->stale;
+	if (named) {
+		o += (size_t)snprintf(line, sizeof line, "NVML%s: this process %s", lag,
 				      v->self_nvml == TLM_DEVMEM_UNKNOWN ? "?" : tlm__human(a, sizeof a, v->self_nvml));
 		if (v->nothers)
 			o += (size_t)snprintf(line + o, sizeof line - o, "; other processes:");
 	} else {
-		o += (size_t)snprintf(line, sizeof line, "NVML lists:");
+		o += (size_t)snprintf(line, sizeof line, "NVML%s lists:", lag);
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < v->nprocs && o < sizeof line; i++) {
-		if (v->self_listed && v->procs[i].pid == r->pid)
+		if (named && v->procs[i].pid == r->pid)
 			continue;
 		o += (size_t)snprintf(line + o, sizeof line - o, "%s pid %" PRIu32 " %s", k++ ? "," : "", v->procs[i].pid,
 				      v->procs[i].used == TLM_DEVMEM_UNKNOWN ? "?"
@@ -176,6 +180,13 @@ void tlm__devmem_json_view(struct tlm__json *j, const struct tlm_report *r, cons
 		tlm__json_null(j);
 	else
 		tlm__json_i64(j, v->nvml_status);
+	tlm__json_key(j, "nvml_lag_ns");
+	if (v->nvml == TLM_DM_NVML_NOT_RECORDED)
+		tlm__json_null(j);
+	else
+		tlm__json_i64(j, v->nvml_lag_ns);
+	tlm__json_key(j, "nvml_stale");
+	tlm__json_bool(j, v->stale);
 	tlm__json_key(j, "this_process_listed");
 	tlm__json_bool(j, v->self_listed);
 	opt_u64(j, "this_process_nvml_bytes", v->self_listed && v->self_nvml != TLM_DEVMEM_UNKNOWN, v->self_nvml);

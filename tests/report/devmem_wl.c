@@ -2,8 +2,10 @@
 /*
  * devmem_wl.c - the two processes of the device-memory end-to-end test
  * (test_devmem_e2e.sh) on one shared simulated device:
- *   devmem_wl hold MIB READY DONE   holds MIB MiB, creates READY, waits for DONE
- *                                   (at most 60 s), frees and exits
+ *   devmem_wl hold MIB READY DONE   holds MIB MiB, creates READY 300 ms later
+ *                                   (tlm's writer, which drains every 20 ms, has
+ *                                   asked NVML about its sample by then), waits
+ *                                   for DONE (at most 60 s), frees and exits
  *   devmem_wl fill MIB PIDFILE      writes its pid to PIDFILE, then allocates
  *                                   MIB MiB at a time until one fails; prints
  *                                   "allocs N" and exits 0 (3 on a surprise)
@@ -35,7 +37,10 @@ int main(int argc, char **argv)
 	size_t mib = (size_t)strtoul(argv[2], NULL, 10) << 20;
 	if (!strcmp(argv[1], "hold") && argc == 5) {
 		void *p = NULL;
-		if (cudaMalloc(&p, mib) != cudaSuccess || touch(argv[3]))
+		if (cudaMalloc(&p, mib) != cudaSuccess)
+			return 3;
+		usleep(300000);
+		if (touch(argv[3]))
 			return 3;
 		for (int i = 0; i < 6000 && access(argv[4], F_OK); i++)
 			usleep(10000);

@@ -30,9 +30,12 @@
 #define DEV 0x700000000000ull
 #define PID 4242u
 
+static uint64_t last_time, procs_lag; /* DEVPROCS: asked procs_lag after the last sample */
+
 static void sample(struct rt *t, uint32_t s, int dev, uint32_t why, uint32_t flags, uint64_t time, uint64_t total,
 		   uint64_t free_b)
 {
+	last_time = time;
 	struct tlm_rec_devmem d = {.sample = s, .device = dev, .why = why, .flags = flags,
 				   .time_ns = RT_START + time, .total = total, .free = free_b};
 	assert_int_equal(tlm_tw_devmem(rt_writer(t), &d), 0);
@@ -46,7 +49,7 @@ static void procs(struct rt *t, uint32_t s, int dev, int status, uint32_t n, ...
 	p.sample = s;
 	p.device = dev;
 	p.status = status;
-	p.time_ns = RT_START;
+	p.time_ns = RT_START + last_time + procs_lag;
 	p.n = n;
 	va_list ap;
 	va_start(ap, n);
@@ -320,6 +323,37 @@ static void test_before_free(void **state)
 	free(path);
 }
 
+/* The shim asks NVML from its writer thread, up to a drain later: another
+ * process that started in between makes NVML's list exceed what the device
+ * used at the sample. Nothing of it is subtracted then. */
+static void test_stale_nvml(void **state)
+{
+	(void)state;
+	struct rt *t = rt_open();
+	rt_alloc(t, TLM_KIND_DEVICE, DEV, 64 * MiB, 1 * MS, 0, 0);
+	sample(t, 0, 0, TLM_DEVMEM_START, 0, 1 * MS, 256 * MiB, 184 * MiB);
+	procs_lag = 14 * MS;
+	procs(t, 0, 0, 0, 2, PID, 72 * MiB, 6000u, 168 * MiB);
+	procs_lag = 0;
+	char *path = rt_close(t, true, 20 * MS);
+	struct tlm_report *r = rt_report(path);
+	const struct tlm_report_devview *v = &r->devmem->devs[0].start;
+	assert_true(v->stale);
+	assert_false(v->split);
+	assert_int_equal(v->nvml_lag_ns, 14 * MS);
+	assert_int_equal(v->unattributed, 8 * MiB);
+	assert_string_equal(line_of(v), "64.0 MiB tracked, 8.0 MiB untracked or other processes (of 256.0 MiB; "
+					"184.0 MiB free; NVML answered 14.0 ms after the sample and lists more than was "
+					"used then (the processes changed in between))");
+	char *text = rt_render(r, tlm_report_text);
+	lines_fit(text, 200);
+	assert_non_null(strstr(text, "      NVML 14.0 ms later lists: pid 4242 72.0 MiB, pid 6000 168.0 MiB\n"));
+	free(text);
+	tlm_report_free(r);
+	unlink(path);
+	free(path);
+}
+
 /* Two devices, several other processes, one of which NVML gives no bytes for. */
 static void test_devices_and_processes(void **state)
 {
@@ -463,7 +497,7 @@ int main(void)
 		cmocka_unit_test(test_nvml_other_process), cmocka_unit_test(test_without_nvml),
 		cmocka_unit_test(test_container_pids),     cmocka_unit_test(test_before_free),
 		cmocka_unit_test(test_devices_and_processes), cmocka_unit_test(test_oom_links),
-		cmocka_unit_test(test_unplaced),           cmocka_unit_test(test_no_samples),
+		cmocka_unit_test(test_unplaced),           cmocka_unit_test(test_stale_nvml),           cmocka_unit_test(test_no_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
