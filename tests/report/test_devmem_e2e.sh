@@ -7,7 +7,8 @@
 # own context) = 176 MiB, so 5 allocations succeed (160 MiB tracked) and the
 # 6th fails with 16 MiB free; its diagnosis is 160 MiB tracked, 8 MiB context
 # and untracked, 72 MiB held by the holder's pid. Checked in the victim's
-# text, summary and JSON report, and in the job report of the run.
+# text, summary and JSON report, and in the job report of the run; then the
+# victim alone without NVML (TLM_NVML=off): one "untracked or other" figure.
 # usage: test_devmem_e2e.sh TLM WORKLOAD
 set -eu
 tlm=$1 wl=$2
@@ -89,7 +90,18 @@ if not ok:
     print(a, b, ps[v]['first_oom'])
     sys.exit(1)
 EOP"
+# without NVML (TLM_NVML=off) the victim alone: 256 - 8 (its context) = 248 MiB, so 7 allocations
+# succeed, the 8th fails with 24 MiB free, and the rest of used memory is one figure
+mkdir "$dir/n"
+TLM_NVML=off TLM_SIM_CONTEXT_MEMORY=8M TLM_SUMMARY=0 LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:-}" \
+	"$tlm" run --simulate 256M --output "$dir/n/%p.trace" -- "$wl" fill 32 "$dir/victim2" > "$dir/fill2.out" 2>> "$dir/run.err"
+check "grep -qx 'allocs 7' '$dir/fill2.out'"
+"$tlm" report "$dir/n/$(cat "$dir/victim2").trace" > "$dir/n.txt"
+check "grep -qxF '      device: 224.0 MiB tracked, 8.0 MiB untracked or other processes (of 256.0 MiB; 24.0 MiB free;' '$dir/n.txt'"
+check "grep -qxF '        NVML not loaded: no per-process figures)' '$dir/n.txt'"
+"$tlm" diff "$vt" "$dir/n/$(cat "$dir/victim2").trace" > /dev/null 2>> "$dir/run.err" || check false
+
 if [ "$fail" != 0 ]; then
-	for f in run.err v.txt job.txt; do echo "--- $f"; cat "$dir/$f"; done
+	for f in run.err v.txt job.txt n.txt; do echo "--- $f"; cat "$dir/$f"; done
 fi
 exit "$fail"
