@@ -463,6 +463,47 @@ static void test_unplaced(void **state)
 	free(path);
 }
 
+/* Hostile values: odd devices, free above total, sizes near 2^64, NVML
+ * records for no sample or twice for one, an EXIT sample first: one
+ * well-formed report, lines within 100 columns, JSON that parses. */
+static void test_hostile(void **state)
+{
+	(void)state;
+	struct rt *t = rt_open();
+	sample(t, 9, 3, TLM_DEVMEM_EXIT, 0, 0, GiB, GiB);
+	procs(t, 77, 3, 0, 1, PID, UINT64_MAX);
+	rt_alloc(t, TLM_KIND_DEVICE, DEV, UINT64_MAX - 5, 1 * MS, 0, -7);
+	sample(t, 0, -7, TLM_DEVMEM_START, TLM_DEVMEM_F_BEFORE, 1 * MS, MiB, 2 * MiB);
+	procs(t, 0, -7, 0, 3, PID, UINT64_MAX - 1, 1u, UINT64_MAX - 1, 2u, UINT64_MAX - 1);
+	procs(t, 0, -7, 0, 1, 5u, 5u);
+	rt_alloc(t, TLM_KIND_DEVICE, DEV + GiB, 3, 2 * MS, 0, INT16_MAX);
+	sample(t, 1, INT32_MAX, 99, 0xff, 2 * MS, UINT64_MAX, 0);
+	sample(t, 2, INT16_MAX, TLM_DEVMEM_PEAK, 0, 2 * MS, UINT64_MAX, 0);
+	procs(t, 2, INT16_MAX, 7, 0);
+	char *path = rt_close(t, true, 3 * MS);
+	struct tlm_report *r = rt_report(path);
+	assert_non_null(r->devmem);
+	assert_int_equal(r->devmem->samples, 4);
+	assert_int_equal(r->devmem->unplaced, 1); /* the unknown why */
+	const struct tlm_report_devview *v = &r->devmem->devs[0].start;
+	assert_int_equal(v->device, -7);
+	assert_int_equal(v->used, 0);
+	assert_int_equal(v->nprocs, 3); /* the first record for a sample counts */
+	char *text = rt_render(r, tlm_report_text), *sum = rt_render(r, tlm_report_summary), *html = html_of(r);
+	lines_fit(text, 400);
+	lines_fit(sum, 25);
+	char *js;
+	struct tlm_jv *j = json_of(r, &js);
+	tlm_json_free(j);
+	free(js);
+	free(html);
+	free(sum);
+	free(text);
+	tlm_report_free(r);
+	unlink(path);
+	free(path);
+}
+
 /* Without samples nothing is added anywhere. */
 static void test_no_samples(void **state)
 {
@@ -497,7 +538,8 @@ int main(void)
 		cmocka_unit_test(test_nvml_other_process), cmocka_unit_test(test_without_nvml),
 		cmocka_unit_test(test_container_pids),     cmocka_unit_test(test_before_free),
 		cmocka_unit_test(test_devices_and_processes), cmocka_unit_test(test_oom_links),
-		cmocka_unit_test(test_unplaced),           cmocka_unit_test(test_stale_nvml),           cmocka_unit_test(test_no_samples),
+		cmocka_unit_test(test_unplaced),           cmocka_unit_test(test_stale_nvml),
+		cmocka_unit_test(test_hostile),           cmocka_unit_test(test_no_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
