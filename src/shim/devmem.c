@@ -9,7 +9,8 @@
  * device allocation; PEAK: a successful allocation that takes the device's
  * tracked reserved bytes (reserved_table.c) above the highest sampled so
  * far, at most one per device per TLM_DEBUG_PEAK_MS (1 ms); a high skipped
- * by that limit is sampled before the next free on that device (F_BEFORE).
+ * by that limit is sampled before the next free on that device (F_BEFORE),
+ * or at the end of the trace (EXIT) when no free came.
  * Only a new high pays for a clock read; the common event pays two loads.
  */
 #include <string.h>
@@ -88,4 +89,9 @@ bool tlm__dm_take(struct tlm__slot *x, int why, unsigned flags, int16_t device)
 	x->stream = total;
 	x->aux = tlm__ticks();
 	return true;
+}
+
+bool tlm__dm_exit_due(int d)
+{
+	return tlm__rt_exact() && atomic_exchange_explicit(&pending[d], 0, memory_order_relaxed);
 }

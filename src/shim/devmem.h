@@ -43,6 +43,7 @@ bool tlm__rt_exact(void) TLM_HIDDEN; /* false once an allocation could not be tr
  * x->size = free, x->stream = total, x->aux = ticks when taken */
 int tlm__dm_after_alloc(const struct tlm__evargs *a, bool first) TLM_HIDDEN; /* why, or -1 */
 bool tlm__dm_before_free(const struct tlm__rt_claim *c) TLM_HIDDEN;        /* F_BEFORE sample due */
+bool tlm__dm_exit_due(int device) TLM_HIDDEN; /* a high went unsampled: an EXIT sample is due */
 /* Takes the sample of `device` into x; false when the driver could not say. */
 bool tlm__dm_take(struct tlm__slot *x, int why, unsigned flags, int16_t device) TLM_HIDDEN;
 
@@ -51,6 +52,7 @@ uint32_t tlm__wd_stage(const struct tlm__slot *x) TLM_HIDDEN; /* 0: no sample */
 void tlm__wd_emit(uint32_t id) TLM_HIDDEN;                     /* after its event: DEVMEM */
 void tlm__wd_jobs(bool now) TLM_HIDDEN; /* DEVPROCS for the samples written (now: whatever thread) */
 void tlm__wd_reset(void) TLM_HIDDEN;    /* fork child: a new trace */
+void tlm__wd_exit(void) TLM_HIDDEN;     /* after the last events: EXIT samples due, and every DEVPROCS */
 void tlm__wd_writer_thread(void) TLM_HIDDEN; /* marks the writer thread */
 
 /* ---- nvml_dl.c (writer thread) ---- */

@@ -100,6 +100,20 @@ void tlm__wd_jobs(bool now)
 	njobs = 0;
 }
 
+/* The process ends at a high the rate limit skipped: sampled now, after its
+ * last events, from the exiting thread (as another device's, if need be). */
+void tlm__wd_exit(void)
+{
+	for (int d = 0; d < TLM__DM_DEVS; d++) {
+		struct tlm__slot x = {0};
+		if (!tlm__dm_exit_due(d) || !tlm__dm_take(&x, TLM_DEVMEM_EXIT, 0, (int16_t)d))
+			continue;
+		uint32_t id = tlm__wd_stage(&x);
+		tlm__wd_emit(id);
+	}
+	tlm__wd_jobs(true);
+}
+
 void tlm__wd_reset(void)
 {
 	memset(pend, 0, sizeof pend);

@@ -352,6 +352,7 @@ void tlm__wm_drain_final(void)
 		if (r && atomic_load_explicit(&r->inflight, memory_order_acquire) != UINT64_MAX && !tlm__wf.failed)
 			tlm__wf_check(tlm_tw_lost(tlm__wf.tw, r->thread_index, 1));
 	}
+	tlm__wd_exit(); /* a high the rate limit skipped, with no free after it */
 }
 
 void tlm__wm_reset_child(void)

@@ -4,7 +4,7 @@
  * simulated device (wl_devmem.c), compared record by record with what they
  * must be: START with the exact free and total, PEAK at each new high of the
  * tracked reserved bytes (every one with TLM_DEBUG_PEAK_MS=0; the rate-limited
- * high sampled before the next free, F_BEFORE), OOM, a free of another
+ * high sampled before the next free, F_BEFORE, or at the end, EXIT), OOM, a free of another
  * device's memory recorded with that device (and sampled there), NVML's
  * process list (or its status: not supported, not loaded, off), and threads
  * allocating at once on one device.
@@ -27,6 +27,7 @@
 #define MiB (1ull << 20)
 
 static char dir[256], trace_path[512], err_text[4096];
+static char procs_txt[512]; /* the last DEVPROCS list: "self:MiB PID:MiB ..." */
 
 /* Runs wl_devmem SCENARIO with the simulated driver (64 MiB devices, no
  * context cost) and extra "NAME=value" entries; libpath: LD_LIBRARY_PATH
@@ -43,9 +44,14 @@ static void run(const char *scenario, const char *libpath, const char *const *ex
 	snprintf(out, sizeof out, "TLM_OUTPUT=%s/t.trace", dir);
 	snprintf(trace_path, sizeof trace_path, "%s/t.trace", dir);
 	snprintf(errp, sizeof errp, "%s/stderr", dir);
-	const char *envp[32] = {pre, lib, out, "TLM_SUMMARY=0", "TLM_SIM_MEMORY=64M", "TLM_SIM_DEVICES=2",
-				"TLM_SIM_CONTEXT_MEMORY=0", "PATH=/usr/bin:/bin"};
-	size_t n = 8;
+	const char *envp[40];
+	size_t n = 0;
+	for (size_t i = 0; extra && extra[i] && n < 16; i++)
+		envp[n++] = extra[i]; /* first: getenv takes the first of duplicates */
+	const char *const base[] = {pre, lib, out, "TLM_SUMMARY=0", "TLM_SIM_MEMORY=64M", "TLM_SIM_DEVICES=2",
+				    "TLM_SIM_CONTEXT_MEMORY=0", "PATH=/usr/bin:/bin"};
+	for (size_t i = 0; i < 8; i++)
+		envp[n++] = base[i];
 	static const char *const pass[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"};
 	static char passbuf[3][512];
 	for (size_t i = 0; i < 3; i++)
@@ -53,8 +59,6 @@ static void run(const char *scenario, const char *libpath, const char *const *ex
 			snprintf(passbuf[i], sizeof passbuf[i], "%s=%s", pass[i], getenv(pass[i]));
 			envp[n++] = passbuf[i];
 		}
-	for (size_t i = 0; extra && extra[i]; i++)
-		envp[n++] = extra[i];
 	envp[n] = NULL;
 	const char *argv[] = {getenv("TLM_TEST_WL_DEVMEM"), scenario, NULL};
 	pid_t pid = fork();
@@ -94,10 +98,10 @@ static const char *const whys[] = {"START", "PEAK", "OOM", "EXIT"};
 /* The trace as text: "A<dev> <MiB>" for an allocation (or "A<dev> fail"),
  * "F<dev>" for a free, "S<n> <why>[-] d<dev> <used MiB>/<total MiB>" for a
  * DEVMEM record ("-": F_BEFORE), each followed by a space; DEVPROCS records
- * are checked to complete each sample once with status `procs_status` and,
- * with status 0, to list this process (pid, bytes) as `self_used`. Also
- * checks that a START/PEAK/OOM sample directly follows an event. */
-static void transcript(char *txt, size_t cap, int procs_status, uint64_t self_used)
+ * are checked to complete each sample once with status `procs_status`, the
+ * last one's list kept in procs_txt. Also checks that a START/PEAK/OOM
+ * sample directly follows an event. */
+static void transcript(char *txt, size_t cap, int procs_status)
 {
 	char err[256];
 	struct tlm_reader *r = tlm_reader_open(trace_path, err, sizeof err);
@@ -123,7 +127,7 @@ static void transcript(char *txt, size_t cap, int procs_status, uint64_t self_us
 			const struct tlm_rec_devmem *d = &rec->u.devmem;
 			assert_int_equal(d->sample, nsamples);
 			assert_true(d->why <= TLM_DEVMEM_EXIT);
-			assert_true(prev_event); /* the placement rule */
+			assert_true(prev_event || d->why == TLM_DEVMEM_EXIT); /* the placement rule */
 			nsamples++;
 			snprintf(one, sizeof one, "S%u %s%s d%d %llu/%llu ", d->sample, whys[d->why],
 				 d->flags & TLM_DEVMEM_F_BEFORE ? "-" : "", d->device,
@@ -134,9 +138,14 @@ static void transcript(char *txt, size_t cap, int procs_status, uint64_t self_us
 			done[p->sample] = 1;
 			ndone++;
 			assert_int_equal(p->status, procs_status);
-			if (procs_status == 0 && self_used) {
-				assert_int_equal(p->n, 1);
-				assert_int_equal(p->p[0].pid, (uint32_t)tlm_reader_header(r)->pid);
+			size_t pl = 0;
+			procs_txt[0] = 0;
+			for (uint32_t i = 0; i < p->n && pl < sizeof procs_txt - 64; i++) {
+				if (p->p[i].pid == tlm_reader_header(r)->pid)
+					pl += (size_t)sprintf(procs_txt + pl, "self:");
+				else
+					pl += (size_t)sprintf(procs_txt + pl, "%u:", p->p[i].pid);
+				pl += (size_t)sprintf(procs_txt + pl, "%llu ", (unsigned long long)(p->p[i].used / MiB));
 			}
 		}
 		prev_event = rec->type == TLM_REC_EVENT;
@@ -157,21 +166,21 @@ static void expect(const char *scenario, const char *libpath, const char *const 
 {
 	static char txt[1 << 20];
 	run(scenario, libpath, extra);
-	transcript(txt, sizeof txt, procs_status, 0);
+	transcript(txt, sizeof txt, procs_status);
 	if (strcmp(txt, want))
 		fail_msg("%s:\n got  %s\n want %s", scenario, txt, want);
 	cleanup();
 }
 
 /* Every new high sampled (no rate limit); the simulated device counts whole
- * 2 MiB pages, tlm the bytes asked for. NVML's stand-in lists no processes
- * until the simulator answers it: NOT_SUPPORTED (3). */
+ * 2 MiB pages, tlm the bytes asked for. NVML's stand-in lists this process. */
 static void test_growth(void **state)
 {
 	(void)state;
-	const char *env[] = {"TLM_DEBUG_PEAK_MS=0", NULL};
-	expect("growth", NULL, env, 3,
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=0", "TLM_DRAIN_MS=10000", NULL};
+	expect("growth", NULL, env, 0,
 	       "A0 4 S0 START d0 4/64 A0 2 S1 PEAK d0 6/64 A0 1 S2 PEAK d0 8/64 F0 A0 2 A0 4 S3 PEAK d0 10/64 ");
+	assert_string_equal(procs_txt, "self:10 "); /* asked at exit (no drain before): the final state */
 }
 
 /* One PEAK per device per period (here an hour): the next new high is
@@ -179,15 +188,28 @@ static void test_growth(void **state)
 static void test_rate_limited(void **state)
 {
 	(void)state;
-	const char *env[] = {"TLM_DEBUG_PEAK_MS=3600000", NULL};
-	expect("ratelimit", NULL, env, 3,
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=3600000", "TLM_DRAIN_MS=10000", NULL};
+	expect("ratelimit", NULL, env, 0,
 	       "A0 2 S0 START d0 2/64 A0 2 S1 PEAK d0 4/64 A0 2 A0 2 F0 S2 PEAK- d0 8/64 F0 A0 2 ");
+	assert_string_equal(procs_txt, "self:6 ");
+}
+
+/* The process ends at a high the limit skipped: an EXIT sample after its
+ * last event. */
+static void test_exit_sample(void **state)
+{
+	(void)state;
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=3600000", "TLM_DRAIN_MS=10000", NULL};
+	expect("exitpeak", NULL, env, 0, "A0 2 S0 START d0 2/64 A0 2 S1 PEAK d0 4/64 A0 2 S2 EXIT d0 6/64 ");
+	assert_string_equal(procs_txt, "self:6 ");
 }
 
 static void test_oom(void **state)
 {
 	(void)state;
-	expect("oom", NULL, NULL, 3, "A0 2 S0 START d0 2/64 A0 fail S1 OOM d0 2/64 ");
+	const char *late[] = {"TLM_DRAIN_MS=10000", NULL};
+	expect("oom", NULL, late, 0, "A0 2 S0 START d0 2/64 A0 fail S1 OOM d0 2/64 ");
+	assert_string_equal(procs_txt, "self:2 ");
 }
 
 /* Memory of device 1 freed while device 0 is current (runtime and driver
@@ -196,9 +218,59 @@ static void test_oom(void **state)
 static void test_multi_device(void **state)
 {
 	(void)state;
-	const char *env[] = {"TLM_DEBUG_PEAK_MS=3600000", NULL};
-	expect("multi", NULL, env, 3,
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=3600000", "TLM_DRAIN_MS=10000", NULL};
+	expect("multi", NULL, env, 0,
 	       "A1 2 S0 START d1 2/64 A1 4 S1 PEAK d1 6/64 A1 2 A0 2 S2 START d0 2/64 F1 S3 PEAK- d1 8/64 F1 F0 F1 ");
+	assert_string_equal(procs_txt, "self:0 "); /* everything freed by then */
+}
+
+/* Another process on the same simulated machine holds 10 MiB: the device's
+ * free memory says so in every sample, and NVML names it; both processes pay
+ * their context (8 MiB, the default), which no allocation API shows. */
+static void test_other_process(void **state)
+{
+	(void)state;
+	char mdir[] = "/tmp/tlm-machine-XXXXXX", machine[128], menv[160], lib[1024];
+	assert_non_null(mkdtemp(mdir));
+	snprintf(machine, sizeof machine, "%s/m", mdir);
+	snprintf(menv, sizeof menv, "TLM_SIM_MACHINE=%s", machine);
+	snprintf(lib, sizeof lib, "LD_LIBRARY_PATH=%s", getenv("TLM_TEST_SIMDIR"));
+	int in[2], out[2];
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid_t h = fork();
+	assert_true(h >= 0);
+	if (h == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		const char *argv[] = {getenv("TLM_TEST_HOLDER"), "10", NULL};
+		const char *envp[] = {menv, lib, "TLM_SIM_MEMORY=64M", "TLM_SIM_DEVICES=2", NULL};
+		execve(argv[0], (char *const *)argv, (char *const *)envp);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	char line[128] = "";
+	FILE *f = fdopen(out[0], "r");
+	assert_non_null(fgets(line, sizeof line, f));
+	int hpid = 0;
+	assert_int_equal(sscanf(line, "ready %d", &hpid), 1);
+	const char *env[] = {menv, "TLM_SIM_CONTEXT_MEMORY=8M", "TLM_DRAIN_MS=10000", NULL};
+	expect("oom", NULL, env, 0, "A0 2 S0 START d0 28/64 A0 fail S1 OOM d0 28/64 ");
+	char want[64];
+	snprintf(want, sizeof want, "%d:18 self:10 ", hpid);
+	if (strcmp(procs_txt, want)) { /* NVML's order is the machine's: either */
+		snprintf(want, sizeof want, "self:10 %d:18 ", hpid);
+		assert_string_equal(procs_txt, want);
+	}
+	close(in[1]);
+	int st;
+	waitpid(h, &st, 0);
+	fclose(f);
+	unlink(machine);
+	rmdir(mdir);
 }
 
 /* No NVML to load: each sample's DEVPROCS says so (-1), and one line says why. */
@@ -222,7 +294,7 @@ static void test_threads(void **state)
 	static char txt[1 << 22];
 	const char *env[] = {"TLM_DEBUG_PEAK_MS=0", NULL};
 	run("threads", NULL, env);
-	transcript(txt, sizeof txt, 3, 0);
+	transcript(txt, sizeof txt, 0);
 	unsigned starts = 0, peaks = 0;
 	for (const char *p = txt; (p = strstr(p, " START ")); p++)
 		starts++;
@@ -241,7 +313,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_growth),       cmocka_unit_test(test_rate_limited),
-		cmocka_unit_test(test_oom),          cmocka_unit_test(test_multi_device),
+		cmocka_unit_test(test_exit_sample),  cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_multi_device), cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_no_nvml),      cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * wl_devmem.c - workloads for the device memory samples (test_devmem.c):
  * each scenario makes a known sequence of allocations on the simulated
  * device, so the samples tlm takes with them have exact values.
- *   wl_devmem growth|ratelimit|oom|multi|threads
+ *   wl_devmem growth|ratelimit|exitpeak|oom|multi|threads
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +66,10 @@ int main(int argc, char **argv)
 		fr(b); /* the high (8 MiB) went unsampled: sampled before this free */
 		fr(c);
 		al(2 * MiB);
+	} else if (!strcmp(s, "exitpeak")) {
+		al(2 * MiB);
+		al(2 * MiB);
+		al(2 * MiB); /* a high the rate limit skips, and no free after it */
 	} else if (!strcmp(s, "oom")) {
 		al(2 * MiB);
 		void *p = NULL;
