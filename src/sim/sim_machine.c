@@ -65,12 +65,25 @@ struct machine {
 	struct mproc proc[MACHINE_PROCS];
 };
 
-static struct machine priv; /* the machine without TLM_SIM_MACHINE */
+static struct machine priv = {.lock = PTHREAD_MUTEX_INITIALIZER}; /* without TLM_SIM_MACHINE */
 static struct machine *m = &priv;
 static bool shared;
 static int slot = -1;   /* this process's slot */
 static pid_t slot_pid;  /* the process that joined it (a fork child differs) */
 static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
+/* getpid(), cached: every allocation and free asks, and in some sandboxes
+ * a getpid() costs microseconds. A fork child's handler forgets it. */
+static pid_t self_pid;
+
+static pid_t me(void)
+{
+	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+	if (!p) {
+		p = getpid();
+		__atomic_store_n(&self_pid, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
 
 /* ---- liveness ---- */
 
@@ -128,7 +141,7 @@ static void recompute(void)
 
 static bool mine(int i)
 {
-	return i == slot && slot_pid == getpid();
+	return i == slot && slot_pid == me();
 }
 
 /* Dead processes' slots are dropped and their memory comes back. */
@@ -164,23 +177,23 @@ static void unlock(void)
 /* This process's slot, joining the table on first use; -1 if it is full. */
 static int join(void)
 {
-	pid_t me = getpid();
+	pid_t self = me();
 	uint64_t start;
-	if (slot >= 0 && slot_pid == me)
+	if (slot >= 0 && slot_pid == self)
 		return slot;
 	if (!shared) { /* private: a fork child goes on with its copy */
-		slot = 0, slot_pid = me;
-		m->proc[0].pid = me;
+		slot = 0, slot_pid = self;
+		m->proc[0].pid = self;
 		return 0;
 	}
-	proc_alive(me, &start);
+	proc_alive(self, &start);
 	int free_i = -1;
 	for (int pass = 0; pass < 2 && free_i < 0; pass++) {
 		if (pass)
 			reclaim();
 		for (int i = 0; i < MACHINE_PROCS; i++) {
 			struct mproc *s = &m->proc[i];
-			if (s->pid == me && s->start == start) { /* left from before an exec */
+			if (s->pid == self && s->start == start) { /* left from before an exec */
 				s->pid = 0;
 				recompute();
 			}
@@ -199,8 +212,8 @@ static int join(void)
 	struct mproc *s = &m->proc[free_i];
 	memset(s, 0, sizeof *s);
 	s->start = start;
-	s->pid = me;
-	slot = free_i, slot_pid = me;
+	s->pid = self;
+	slot = free_i, slot_pid = self;
 	return slot;
 }
 
@@ -362,8 +375,12 @@ static struct machine *map_machine(const char *path, const struct machine *want,
 		*why = strerror(errno);
 		goto out;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		goto out;
+	}
 	if (st.st_size != 0 && st.st_size != (off_t)sizeof *t) {
-		*why = "not a simulated machine (its size is wrong)";
+		*why = "not a simulated machine: wrong size";
 		goto out;
 	}
 	if (st.st_size == 0 && ftruncate(fd, sizeof *t) != 0) {
@@ -423,16 +440,24 @@ static void config(struct machine *c)
 		c->total[d] = d < c->ndev ? bytes[d] / SIM_PAGE : 0;
 }
 
-/* The private machine stays usable in a fork child: fork waits for its lock. */
-static void fork_prepare(void)
+/* The private machine stays usable in a fork child: fork waits for its
+ * lock. Called from sim_state.c's fork handlers, inside sim_lock, the order
+ * every other path takes them in. A shared machine's lock needs nothing: it
+ * lives in shared memory and its holder, in the parent, releases it. */
+void sim_machine_fork_prepare(void)
 {
 	if (!shared)
 		pthread_mutex_lock(&priv.lock);
 }
-static void fork_done(void)
+void sim_machine_fork_done(void)
 {
 	if (!shared)
 		pthread_mutex_unlock(&priv.lock);
+}
+void sim_machine_fork_child(void)
+{
+	__atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
+	sim_machine_fork_done();
 }
 
 static void do_attach(void)
@@ -441,8 +466,6 @@ static void do_attach(void)
 	config(&priv);
 	priv.magic = MACHINE_MAGIC;
 	priv.size = sizeof priv;
-	pthread_mutex_init(&priv.lock, NULL);
-	pthread_atfork(fork_prepare, fork_done, fork_done);
 	if (!path || !*path)
 		return;
 	struct machine *t = map_machine(path, &priv, &why);

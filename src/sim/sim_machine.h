@@ -37,6 +37,10 @@ void sim_machine_give(int dev, uint64_t pages);
  * take fails (false) when the device cannot hold it. */
 bool sim_machine_ctx_take(int dev);
 void sim_machine_ctx_give(int dev);
+/* sim_state.c's fork handlers, inside sim_lock. */
+void sim_machine_fork_prepare(void);
+void sim_machine_fork_done(void);  /* in the parent */
+void sim_machine_fork_child(void); /* in the child: it has a new pid */
 /* True when the machine is shared with other processes (TLM_SIM_MACHINE). */
 bool sim_machine_shared(void);
 

@@ -19,14 +19,21 @@ pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 static void fork_lock(void)
 {
 	pthread_mutex_lock(&sim_lock);
+	sim_machine_fork_prepare(); /* nested in sim_lock, as everywhere */
 }
 static void fork_unlock(void)
 {
+	sim_machine_fork_done();
+	pthread_mutex_unlock(&sim_lock);
+}
+static void fork_child_unlock(void)
+{
+	sim_machine_fork_child();
 	pthread_mutex_unlock(&sim_lock);
 }
 __attribute__((constructor)) static void fork_safety(void)
 {
-	pthread_atfork(fork_lock, fork_unlock, fork_unlock);
+	pthread_atfork(fork_lock, fork_unlock, fork_child_unlock);
 }
 int sim_ndev;
 struct sim_device sim_dev[SIM_MAX_DEVICES];

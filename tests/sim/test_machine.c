@@ -408,6 +408,41 @@ static void test_machine_config_wins(void **state)
 	assert_string_equal(err, want);
 }
 
+/* A path that cannot be a machine: one line, private devices. */
+static void test_bad_machine(void **state)
+{
+	(void)state;
+	static const char *const paths[][2] = {
+		{"/nonexistent/dir/m", "No such file or directory"},
+		{"/dev/null", "not a regular file"},
+		{"/proc/self/exe", NULL}, /* set below: a file of another size */
+	};
+	char other[64] = "/tmp/tlm-test-notmachine-XXXXXX";
+	int fd = mkstemp(other);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not a machine", 13), 13);
+	close(fd);
+	for (size_t i = 0; i < 3; i++) {
+		const char *path = i == 2 ? other : paths[i][0];
+		const char *why = i == 2 ? "not a simulated machine: wrong size" : paths[i][1];
+		struct holder h;
+		char env0[128], err[512], want[512];
+		snprintf(env0, sizeof env0, "TLM_SIM_MACHINE=%s", path);
+		const char *env[] = {env0, NULL};
+		holder_start(&h, "2", env);
+		assert_int_equal(h.free, 54 * MiB); /* alone on its own devices */
+		holder_stop(&h);
+		holder_stderr(&h, err, sizeof err);
+		holder_done(&h);
+		snprintf(want, sizeof want,
+			 "tlm-sim: TLM_SIM_MACHINE: cannot use '%s' (%s); the devices are private to "
+			 "this process\n",
+			 path, why);
+		assert_string_equal(err, want);
+	}
+	unlink(other);
+}
+
 /* ---- NVML identity ---- */
 
 static void test_nvml_devices(void **state)
@@ -456,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_gives_memory_back),
 		cmocka_unit_test(test_fork_child),
 		cmocka_unit_test(test_machine_config_wins),
+		cmocka_unit_test(test_bad_machine),
 		cmocka_unit_test(test_nvml_devices),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);

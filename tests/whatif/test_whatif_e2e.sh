@@ -16,8 +16,10 @@ trap 'rm -rf "$dir"' EXIT
 pre="${TLM_TEST_PRELOAD_FIRST:-}"
 [ -n "$pre" ] && pre="$pre:"
 
+# The scenarios' arithmetic is the allocator's on the whole device: no
+# context holds part of it (tests/sim/test_machine.c tests that cost).
 record() { # NAME SCENARIO MEMORY CONF [WHATIF ARGS]
-	PYTORCH_CUDA_ALLOC_CONF="$4" TLM_SIM_MEMORY="$3" LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" \
+	PYTORCH_CUDA_ALLOC_CONF="$4" TLM_SIM_MEMORY="$3" TLM_SIM_CONTEXT_MEMORY=0 LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" \
 	LD_PRELOAD="$pre$TLM_TEST_LIBTLM" TLM_OUTPUT="$dir/$1.trace" TLM_STACK_DEPTH=0 \
 		"$TLM_TEST_PT_WORKLOAD" "$2" 2>"$dir/$1.err" || { cat "$dir/$1.err"; echo "FAIL: workload $1"; exit 1; }
 	t=$1
