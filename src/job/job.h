@@ -60,6 +60,7 @@ struct tlm_job_series {
 	size_t nooms;                /* the first ones, any device */
 	struct tlm_job_oom ooms[TLM_JOB_OOMS];
 };
+struct tlm_job_devmem; /* job_devmem.h */
 
 struct tlm_job_proc {
 	char *source;                /* the input it came from */
@@ -86,6 +87,7 @@ struct tlm_job_proc {
 	size_t nsites;
 	struct tlm_job_site *sites;  /* by bytes, descending */
 	struct tlm_job_series *series; /* NULL: not asked for, or a JSON input */
+	struct tlm_job_devmem *dm;   /* the device's own view (job_devmem.h); NULL: no samples */
 };
 
 struct tlm_job_spread {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "job_devmem.h"
 #include "report/report.h"
 
 struct paths {
@@ -242,6 +243,8 @@ static int summarize(struct tlm_report *r, struct tlm_job_proc *p, bool series)
 	}
 	if (series && !(p->series = tlm_job_series_of(r, p->device)))
 		return -1;
+	if (tlm_job_devmem_from_report(r, p))
+		return -1;
 	return sites_of(r, p);
 }
 
@@ -411,6 +414,7 @@ void tlm_job_proc_fini(struct tlm_job_proc *p)
 		free(p->sites[i].key);
 	free(p->sites);
 	tlm_job_series_free(p->series);
+	tlm_job_devmem_free(p->dm);
 	memset(p, 0, sizeof *p);
 }
 

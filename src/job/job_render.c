@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "job.h"
+#include "job_devmem.h"
 #include "report/json_out.h"
 #include "report/render.h"
 
@@ -92,6 +93,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 			tlm__human(b, sizeof b, p->peak_allocated), p->leak_sites, p->ooms, st,
 			strcmp(p->exit, "clean") ? " " : "", strcmp(p->exit, "clean") ? p->exit : "");
 	}
+	tlm_job_devmem_text(j, f); /* only when a process has device samples */
 
 	if (j->ncompared > 1) {
 		fprintf(f, "\nACROSS %zu %s\n", j->ncompared, j->compared_ranks ? "RANKS" : "PROCESSES");
@@ -131,6 +133,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 			fprintf(f, "  %s%s (%s, pid %" PRIu32 ") at %s: %s requested on device %d, %" PRIu64 " OOM%s\n",
 				i ? "" : "first: ", nm, p->host, p->pid, ts, tlm__human(rq, sizeof rq, p->first_oom_requested),
 				p->first_oom_device, p->ooms, p->ooms == 1 ? "" : "s");
+			tlm_job_devmem_oom_text(p, f);
 		}
 	} else {
 		fprintf(f, "\nno process hit an OOM\n");
@@ -215,6 +218,7 @@ static void json_proc(struct tlm__json *js, const struct tlm_job *j, const struc
 		tlm__json_ki(js, "job_time_ns", job_offset(j, oom_real(p)));
 		tlm__json_ki(js, "device", p->first_oom_device);
 		tlm__json_ku(js, "requested_bytes", p->first_oom_requested);
+		tlm_job_devmem_json_oom(js, p);
 		tlm__json_obj_end(js);
 	} else {
 		tlm__json_null(js);
@@ -228,6 +232,7 @@ static void json_proc(struct tlm__json *js, const struct tlm_job *j, const struc
 		tlm__json_obj_end(js);
 	}
 	tlm__json_arr_end(js);
+	tlm_job_devmem_json(js, p);
 	tlm__json_obj_end(js);
 }
 

@@ -116,6 +116,10 @@ static void site_change(struct tlm__acct *a, uint32_t stack_id, bool alloc, uint
 
 void tlm__acct_driver(struct tlm__acct *a, bool alloc, uint64_t bytes, uint64_t t, uint32_t stack_id)
 {
+	if (a->prev_ev != a->ev) { /* the state before this event, for a sample taken before it (devmem.c) */
+		a->prev_ev = a->ev;
+		a->prev_reserved = a->reserved;
+	}
 	a->reserved = add(a->reserved, alloc, bytes);
 	if (alloc) {
 		a->driver_count++;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "internal.h"
 #include "render.h" /* tlm__cupti_prop */
 #include "steps_internal.h"
@@ -73,8 +74,9 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 	struct tlm_record *rec = malloc(sizeof *rec); /* ~5 KiB: off the stack */
 	struct tlm__replay rp;
 	struct tlm__steps_rec sr;
+	struct tlm__devmem_col *dm = tlm__devmem_new();
 	bool rp_ok = false, sr_ok = false;
-	if (!rep || !rec)
+	if (!rep || !rec || !dm)
 		goto nomem;
 	rep->priv = calloc(1, sizeof *rep->priv);
 	if (!rep->priv || tlm__priv_init(rep->priv)) {
@@ -97,6 +99,15 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		case TLM_REC_EVENT:
 			tlm__replay_event(&rp, &rec->u.ev);
 			tlm__steps_event(&sr, &rp, &rec->u.ev);
+			tlm__devmem_event(dm, rec->seq);
+			break;
+		case TLM_REC_DEVMEM:
+			if (tlm__devmem_sample(dm, &rp, rec->seq, &rec->u.devmem))
+				goto nomem;
+			break;
+		case TLM_REC_DEVPROCS:
+			if (tlm__devmem_procs(dm, &rec->u.devprocs))
+				goto nomem;
 			break;
 		case TLM_REC_STACK:
 			if (tlm__stacks_add(&rep->priv->stacks, rec->u.stack.id, rec->u.stack.ip, rec->u.stack.depth))
@@ -137,6 +148,10 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 	}
 	if (finish_reader(rep, rd) || tlm__replay_finish(&rp) || tlm__steps_finish(&sr, &rp, rep))
 		goto nomem;
+	struct tlm__devmem_col *dmc = dm;
+	dm = NULL; /* finish frees it, whatever happens */
+	if (tlm__devmem_finish(dmc, rep, rp.start))
+		goto nomem;
 	tlm__steps_fini(&sr);
 	tlm__replay_fini(&rp);
 	tlm_reader_close(rd);
@@ -149,6 +164,7 @@ nomem:
 		tlm__replay_fini(&rp);
 	if (sr_ok)
 		tlm__steps_fini(&sr);
+	tlm__devmem_discard(dm);
 	tlm_report_free(rep);
 	free(rec);
 	tlm_reader_close(rd);
@@ -180,5 +196,6 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->ooms);
 	free(r->errors);
 	tlm__steps_free(r->steps);
+	tlm__devmem_free(r->devmem);
 	free(r);
 }

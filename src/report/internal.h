@@ -143,6 +143,7 @@ struct tlm__acct {
 	uint64_t end_reserved, end_live_bytes, end_live_count;
 	uint64_t ev;                /* ordinal of the event being accounted (set by the replay) */
 	uint64_t peak_reserved_ev;  /* ev when peak_reserved was first reached */
+	uint64_t prev_ev, prev_reserved; /* the last event that changed reserved, and reserved before it */
 	struct tlm__series *ts;     /* memory over time; NULL past TLM__SERIES_ACCTS or on ENOMEM */
 	/* With a tap, fragmentation at a new reserved peak is taken once the
 	 * allocator has placed the block it took the segment for: at the next

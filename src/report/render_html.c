@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "export.h"
 #include "html.h"
 #include "json_out.h"
@@ -226,6 +227,7 @@ static void oom_table(FILE *f, struct tlm_report *r)
 		fprintf(f, "<td class=\"num\">%.2f</td><td><b>%s</b></td><td>", o->frag, tlm__verdict_name(o->verdict));
 		tlm__html_stack_label(f, r, o->stack_id, tlm__label(&L, i));
 		fputs("</td></tr>\n", f);
+		tlm__devmem_html_oom(f, r, i, 10);
 	}
 	tlm__labels_free(&L);
 	fputs("</tbody></table>\n<p class=\"muted\"><b>fragmentation</b>: reserved-but-free plus device-free memory "
@@ -294,6 +296,7 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	tlm__html_segmaps(f, r, m, why);
 	tlm__html_active(f, r, m);
 	memory_table(f, r);
+	tlm__devmem_html(f, r); /* only for traces with device samples */
 	at_peak_table(f, r);
 	site_table(f, r, "leaks", "Leaks", r->leaks, r->nleaks, LEAK,
 		   "None (a leak: at least 3 survivors from one site, allocated over at least 25% of the run and "

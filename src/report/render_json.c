@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "devmem.h"
 #include "job_info.h"
 #include "json_out.h"
 #include "render.h"
@@ -293,6 +294,7 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 			tlm__json_u64(j, o->driver_request);
 		else
 			tlm__json_null(j);
+		tlm__devmem_json_oom(j, r, i); /* only with a sample of the device */
 		frames(j, r, o->stack_id, &L, i);
 		tlm__json_obj_end(j);
 	}
@@ -312,6 +314,7 @@ int tlm_report_json(struct tlm_report *r, FILE *f)
 	process(&j, r);
 	counters(&j, r);
 	devices(&j, r);
+	tlm__devmem_json(&j, r); /* only for traces with device samples */
 	at_peak(&j, r);
 	sites(&j, r, "live_at_end", r->live, r->nlive, LIVE);
 	sites(&j, r, "leaks", r->leaks, r->nleaks, LEAK);

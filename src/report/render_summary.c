@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "render.h"
 #include "render_steps.h"
 #include "whatif/whatif.h"
@@ -81,11 +82,13 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 	}
 	if (r->ooms_total) {
 		tlm__line(f, "out of memory: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
-		for (size_t i = 0; i < r->nooms && i < SUM_OOMS; i++) {
+		/* with the device's view, an OOM takes two lines of the same budget */
+		for (size_t i = 0, lines = 0; i < r->nooms && lines < SUM_OOMS; i++) {
 			const struct tlm_report_oom *o = &r->ooms[i];
 			tlm__line(f, "  %s dev %d: %s requested, %s free on the device: %s",
 				  tlm__secs(c, sizeof c, o->time_ns), o->device, tlm__human(a, sizeof a, o->requested),
 				  tlm__human(b, sizeof b, o->device_free), tlm__verdict_name(o->verdict));
+			lines += 1 + tlm__devmem_summary_oom(f, r, i);
 		}
 		char wi[400];
 		if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif */

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "render.h"
 #include "render_steps.h"
 #include "whatif/whatif.h"
@@ -337,6 +338,7 @@ static void ooms(FILE *f, struct tlm_report *r)
 				  o->driver_failures, o->driver_failures == 1 ? "" : "s");
 		}
 		verdict_line(f, o);
+		tlm__devmem_text_oom(f, r, i);
 		stack_lines(f, r, o->stack_id, &L, i);
 	}
 	tlm__labels_free(&L);
@@ -397,6 +399,7 @@ int tlm_report_text(struct tlm_report *r, FILE *f)
 {
 	head(f, r);
 	memory(f, r);
+	tlm__devmem_text(f, r);
 	at_peak(f, r);
 	live(f, r);
 	leaks(f, r);

@@ -132,6 +132,7 @@ struct tlm_report_job {
 
 struct tlm__report_priv;
 struct tlm_report_steps; /* report_steps.h */
+struct tlm_report_devmem; /* devmem.h */
 
 struct tlm_report {
 	char *path;
@@ -190,6 +191,7 @@ struct tlm_report {
 	struct tlm_report_job job;
 	struct tlm__report_priv *priv;
 	struct tlm_report_steps *steps;      /* training steps (report_steps.h); never NULL once built */
+	struct tlm_report_devmem *devmem;    /* the device's own view (devmem.h); NULL: the trace has no samples */
 };
 
 #define TLM_REPORT_MAX_OOMS 1000

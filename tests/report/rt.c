@@ -95,6 +95,11 @@ void rt_prop(struct rt *t, const char *key, const char *value)
 	must(tlm_tw_prop(t->w, key, value), "prop");
 }
 
+struct tlm_tw *rt_writer(struct rt *t)
+{
+	return t->w;
+}
+
 char *rt_close(struct rt *t, bool with_end, uint64_t end_time)
 {
 	if (with_end)

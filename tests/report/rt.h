@@ -29,6 +29,7 @@ void rt_alloc(struct rt *t, unsigned kind, uint64_t addr, uint64_t size, uint64_
 void rt_free(struct rt *t, unsigned kind, uint64_t addr, uint64_t time, int device);
 void rt_signal(struct rt *t, int signo);
 void rt_prop(struct rt *t, const char *key, const char *value); /* a PROP record */
+struct tlm_tw *rt_writer(struct rt *t); /* the trace writer, for any other record */
 /* Ends the trace (END at end_time when with_end) and writes it to a temp
  * file; returns its malloc'd path. */
 char *rt_close(struct rt *t, bool with_end, uint64_t end_time);
