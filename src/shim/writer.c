@@ -264,6 +264,19 @@ void tlm__writer_drain_sync(void)
 	unlock();
 }
 
+/* A producer whose ring stayed full for 2 ms (recorder.c): with the writer
+ * thread alive but not scheduled, drain as the hot path may (no allocation,
+ * no loader lock: tlm__wm_drain_help); with none, do all of its work. */
+void tlm__writer_help_drain(void)
+{
+	lock();
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started)
+		tlm__wm_drain_help();
+	else
+		tlm__wm_drain(false);
+	unlock();
+}
+
 /* ---------------------------------------------------------------- ends */
 
 void tlm__writer_finish(void)
