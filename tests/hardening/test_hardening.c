@@ -348,11 +348,43 @@ static void test_calls_from_atexit_and_destructor(void **s)
 
 /* ---- the hot path allocates nothing and takes no mutex ----------------- */
 
-/* env: NULL, or the starved writer (see the test). Under libtlm, every
- * event is in the trace: 1000 warm-up pairs and 20000 counted ones. */
-static void count_run(int plain, const char *const *env, unsigned long long out[3])
+static int cmp_u32(const void *a, const void *b)
 {
-	const char *args[] = {"20000", NULL};
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct stack ids of events [from, nev); -1 if one has none or
+ * names a stack the trace does not define. */
+static long distinct_stacks(const struct trace *t, size_t from)
+{
+	size_t n = t->nev - from;
+	uint32_t *id = malloc(n * sizeof *id);
+	assert_non_null(id);
+	for (size_t i = 0; i < n; i++)
+		id[i] = t->ev[from + i].stack_id;
+	qsort(id, n, sizeof *id, cmp_u32);
+	long d = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!id[i] || id[i] >= t->nstacks || !t->stack_first[id[i]]) {
+			free(id);
+			return -1;
+		}
+		d += !i || id[i] != id[i - 1];
+	}
+	free(id);
+	return d;
+}
+
+/* env: NULL, or the starved writer (see the test); bits: 0 for 20000
+ * pairs from one call path, else one pair from each of 2^bits paths. Under
+ * libtlm, every event is in the trace, 1000 warm-up pairs first. */
+static void count_run(int plain, const char *const *env, unsigned bits, unsigned long long out[3])
+{
+	char nb[16];
+	snprintf(nb, sizeof nb, "%u", bits);
+	const char *args1[] = {"20000", NULL}, *args2[] = {"stacks", nb, NULL};
+	const char **args = bits ? args2 : args1;
 	struct hw_proc p;
 	hw_program = getenv("TLM_TEST_HW_COUNT");
 	hw_no_preload = plain;
@@ -369,7 +401,10 @@ static void count_run(int plain, const char *const *env, unsigned long long out[
 		assert_int_equal(t.nerrors, 0);
 		assert_int_equal(t.state, TLM_TRACE_CLEAN);
 		assert_int_equal(t.lost, 0);
-		assert_int_equal(t.nev, 2 * (1000 + 20000));
+		assert_int_equal(t.nev, 2 * (1000 + (bits ? 1u << bits : 20000)));
+		/* each path's cudaMalloc and cudaFree: a stack of its own */
+		if (bits)
+			assert_int_equal(distinct_stacks(&t, 2000), 2 << bits);
 		e2e_free(&t);
 	}
 	hw_cleanup(&p);
@@ -389,9 +424,9 @@ static void test_hot_path_no_malloc_no_mutex(void **s)
 	 * drain): malloc 1 in 2 of 100 runs under load, every run here. */
 	const char *starved[] = {"TLM_DEBUG_WRITER_DELAY_MS=50", NULL};
 	unsigned long long tlm[3], slow[3], plain[3];
-	count_run(0, NULL, tlm);
-	count_run(0, starved, slow);
-	count_run(1, NULL, plain);
+	count_run(0, NULL, 0, tlm);
+	count_run(0, starved, 0, slow);
+	count_run(1, NULL, 0, plain);
 	fprintf(stderr,
 		"hot path, 20000 pairs: malloc %llu/%llu/%llu, free %llu/%llu/%llu, mutex %llu/%llu/%llu "
 		"(tlm/tlm with a starved writer/plain)\n",
@@ -407,6 +442,26 @@ static void test_hot_path_no_malloc_no_mutex(void **s)
 	 * here) for 40000 events. */
 	assert_true(tlm[2] >= plain[2] && tlm[2] - plain[2] <= 64);
 	assert_true(slow[2] >= plain[2] && slow[2] - plain[2] <= 64);
+}
+
+/* The same with 4096 new call paths, a small ring and the starved writer:
+ * the producer's own drains meet stack definitions the trace's tables can
+ * only take by growing (past 2048 stacks, 65536 frames). They wait in the
+ * ring for the writer thread, which may allocate; none is lost, none
+ * allocated on the hot path (before: malloc 4, free 2 here). */
+static void test_hot_path_new_stacks_starved_writer(void **s)
+{
+	(void)s;
+	if (sanitized())
+		skip();
+	const char *starved[] = {"TLM_DEBUG_WRITER_DELAY_MS=50", "TLM_RING_SIZE=1024", NULL};
+	unsigned long long slow[3], plain[3];
+	count_run(0, starved, 12, slow);
+	count_run(1, NULL, 12, plain);
+	fprintf(stderr, "hot path, 4096 call paths: malloc %llu/%llu, free %llu/%llu (tlm with a starved writer/plain)\n",
+		slow[0], plain[0], slow[1], plain[1]);
+	assert_int_equal(slow[0], plain[0]);
+	assert_int_equal(slow[1], plain[1]);
 }
 
 /* ---- setuid/setgid processes: libtlm does nothing ---------------------- */
@@ -498,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_signal_storm_full_rings),
 		cmocka_unit_test(test_calls_from_atexit_and_destructor),
 		cmocka_unit_test(test_hot_path_no_malloc_no_mutex),
+		cmocka_unit_test(test_hot_path_new_stacks_starved_writer),
 		cmocka_unit_test(test_setuid_process_ignored),
 	};
 	if (getenv("TLM_TEST_HW_ONLY"))
