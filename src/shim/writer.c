@@ -126,7 +126,14 @@ static void *writer_main(void *arg)
 			nanosleep(&d, NULL);
 		}
 		lock();
-		if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+		int st = atomic_load_explicit(&tlm__state, memory_order_acquire);
+		if (st == TLM__STARTING) {
+			/* the starting thread has not said RUNNING yet (descheduled
+			 * on a loaded machine): this is no end, wait for it */
+			unlock();
+			continue;
+		}
+		if (st != TLM__RUNNING) {
 			unlock();
 			return NULL;
 		}
