@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,34 @@ static uint64_t progress_calls(const struct hw_progress *prog)
 #define BUSY_THREADS 4
 #define DRAIN_MS 20
 
+/* Polls the trace until it holds n events (every call of a paused
+ * workload: the writer drained them all); false after 30 s. */
+static bool wait_for_events(const char *path, size_t n)
+{
+	size_t have = 0;
+	int loaded = -1;
+	for (uint64_t until = hw_now_ns() + 30000000000ull; hw_now_ns() < until;) {
+		struct trace t;
+		if ((loaded = e2e_load(&t, path)) == 0) {
+			have = t.nev;
+			e2e_free(&t);
+			if (have >= n)
+				return have == n;
+		}
+		msleep(5);
+	}
+	fprintf(stderr, "%s: %zu events of %zu after 30 s (last load: %d)\n", path, have, n, loaded);
+	return false;
+}
+
+/* Every run is killed at a random moment 5..200 ms after the threads'
+ * first call. Even runs die busy, mid-event and maybe mid-drain: the trace
+ * must be a readable, consistent prefix of the run. Odd runs pause the
+ * threads first (between two calls), wait until the trace on disk holds
+ * every call, then die: the loss bound, as events, not time (what the
+ * writer had drained survives SIGKILL, and it drains without an end). How
+ * far the busy runs' last event on disk lies behind the kill depends on how
+ * the machine schedules the writer; it is printed, not asserted. */
 static void test_kill9_random_moments(void **s)
 {
 	(void)s;
@@ -92,19 +121,13 @@ static void test_kill9_random_moments(void **s)
 						    : (unsigned)(hw_now_ns() % 1000000);
 	fprintf(stderr, "kill9: seed %u (TLM_TEST_HW_SEED)\n", seed);
 	srand(seed);
-	/* the loss bound: what the writer had not drained when the process died,
-	 * measured from a drain seen landing just before the kill: the events
-	 * it wrote reach back to its start. The writer drains every DRAIN_MS;
-	 * the slack covers a drain preempted midway or held back by a call in
-	 * flight (4 busy threads on 2 cores, sanitizers) */
-	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
-	const double slack_ms = !sanitized() ? 150 : strstr(first, "tsan") ? 1000 : 400;
 	double worst_gap = 0;
 	size_t worst_missing = 0, total_ev = 0;
 	char nth[8], drain[32];
 	snprintf(nth, sizeof nth, "%d", BUSY_THREADS);
 	snprintf(drain, sizeof drain, "TLM_DRAIN_MS=%d", DRAIN_MS);
 	for (int i = 0; i < KILL_RUNS; i++) {
+		bool paused = i % 2;
 		unsigned delay = 5 + (unsigned)(rand() % 196);
 		const char *args[] = {"busy", nth, NULL};
 		const char *env[] = {drain, NULL};
@@ -119,38 +142,44 @@ static void test_kill9_random_moments(void **s)
 		assert_int_equal(n, 1);
 		char pp[600];
 		snprintf(pp, sizeof pp, "%s/progress", p.r.dir);
-		int fd = open(pp, O_RDONLY);
+		int fd = open(pp, O_RDWR);
 		assert_true(fd >= 0);
-		struct hw_progress *prog = mmap(NULL, sizeof *prog, PROT_READ, MAP_SHARED, fd, 0);
+		struct hw_progress *prog = mmap(NULL, sizeof *prog, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		assert_true(prog != MAP_FAILED);
-		/* The random moments count from the first busy call: the warm-up is
-		 * over, so the trace's header is on disk (the file is made a little
+		/* The moments count from the first busy call: the warm-up is over,
+		 * so the trace's header is on disk (the file is made a little
 		 * before: a kill in between would leave it empty). */
 		for (int w = 0; w < 30000 && progress_calls(prog) == 0; w++)
 			msleep(1);
 		assert_true(progress_calls(prog) > 0);
 		msleep(delay);
-		/* Then the kill follows a drain that the test saw land (the file
-		 * grew; polled every 0.1 ms for up to 10 s), and the loss bound
-		 * below counts from that moment: it measures the writer's drain,
-		 * not how long a loaded machine left the writer thread (or this
-		 * test) unscheduled. */
-		struct stat st;
-		assert_int_equal(stat(paths[0], &st), 0);
-		off_t size0 = st.st_size;
-		for (int w = 0; w < 100000 && stat(paths[0], &st) == 0 && st.st_size == size0; w++)
-			nanosleep(&(struct timespec){0, 100000}, NULL);
-		uint64_t seen_ns = hw_now_ns();
-		assert_true(st.st_size != size0);
+		uint64_t done = 0, pause_ns = hw_now_ns(), drained_ns = 0;
+		if (paused) {
+			atomic_store(&prog->pause, 1);
+			unsigned stopped = 0;
+			for (int w = 0; w < 30000 && stopped < prog->nthreads; w++) {
+				msleep(1);
+				stopped = 0;
+				for (unsigned k = 0; k < prog->nthreads; k++)
+					stopped += atomic_load(&prog->t[k].paused);
+			}
+			assert_int_equal(stopped, prog->nthreads);
+			done = progress_calls(prog);
+			bool all = wait_for_events(paths[0], done + 2); /* + main's warm-up */
+			if (!all)
+				fprintf(stderr, "kill9 %2d: the trace never held the %llu calls done\n", i,
+					(unsigned long long)done + 2);
+			assert_true(all);
+			drained_ns = hw_now_ns();
+		}
+		uint64_t kill_ns = hw_now_ns();
 		kill(p.pid, SIGKILL);
-		hw_wait(&p, 30000);
+		hw_wait(&p, (unsigned)((kill_ns - p.start_ns) / 1000000) + 30000); /* 30 s from the kill */
 		assert_false(p.timed_out);
 		assert_true(WIFSIGNALED(p.r.status) && WTERMSIG(p.r.status) == SIGKILL);
 
 		/* what the workload had done: its progress page */
-		uint64_t calls = 0;
-		for (unsigned k = 0; k < prog->nthreads; k++)
-			calls += prog->t[k].calls;
+		uint64_t calls = progress_calls(prog);
 
 		struct trace t;
 		assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
@@ -163,23 +192,28 @@ static void test_kill9_random_moments(void **s)
 		/* nothing recorded that was not done (a call in flight may be
 		 * recorded before its thread counted it) */
 		assert_true(t.nev <= calls + 2 + BUSY_THREADS); /* + main's warm-up */
+		if (paused) /* all of it, still there after the kill */
+			assert_int_equal(t.nev, done + 2);
 		uint64_t last = t.nev ? t.ev[t.nev - 1].time_ns : t.hdr.start_monotonic_ns;
-		double gap = seen_ns > last ? (double)(seen_ns - last) / 1e6 : 0;
+		double gap = kill_ns > last ? (double)(kill_ns - last) / 1e6 : 0;
 		size_t missing = calls > t.nev ? (size_t)(calls - t.nev) : 0;
-		fprintf(stderr, "kill9 %2d: killed %3u ms in: %8zu events on disk, %7zu not (the last %.1f ms)\n", i,
-			delay, t.nev, missing, gap);
-		if (gap > worst_gap)
+		if (paused)
+			fprintf(stderr, "kill9 %2d: paused %3u ms in: %8zu events on disk, all (on disk %.1f ms after the pause)\n",
+				i, delay, t.nev, (double)(drained_ns - pause_ns) / 1e6);
+		else
+			fprintf(stderr, "kill9 %2d: busy,  %3u ms in: %8zu events on disk, %7zu not (the last %.1f ms)\n", i,
+				delay, t.nev, missing, gap);
+		if (!paused && gap > worst_gap)
 			worst_gap = gap;
 		if (missing > worst_missing)
 			worst_missing = missing;
 		total_ev += t.nev;
-		assert_true(gap <= DRAIN_MS + slack_ms);
 		munmap(prog, sizeof *prog);
 		close(fd);
 		e2e_free(&t);
 		hw_cleanup(&p);
 	}
-	fprintf(stderr, "kill9: %d runs, %zu events read back, at most the last %.1f ms (%zu events) missing\n",
+	fprintf(stderr, "kill9: %d runs, %zu events read back, busy runs at most the last %.1f ms (%zu events) missing\n",
 		KILL_RUNS, total_ev, worst_gap, worst_missing);
 }
 
