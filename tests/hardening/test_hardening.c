@@ -72,6 +72,16 @@ static void expect_consistent(const struct trace *t)
 	assert_int_equal(rp.double_allocs, 0);
 }
 
+/* The run's one trace, loaded: no integrity error, in that state. */
+static void load_only_trace(const struct run *r, struct trace *t, int state)
+{
+	char paths[4][512];
+	assert_int_equal(e2e_traces(r, paths, 4), 1);
+	assert_int_equal(e2e_load(t, paths[0]), 0);
+	assert_int_equal(t->nerrors, 0);
+	assert_int_equal(t->state, state);
+}
+
 /* ---- (a) kill -9 at random moments of a busy multi-threaded run ------- */
 
 static uint64_t progress_calls(const struct hw_progress *prog)
@@ -320,12 +330,8 @@ static void signal_storm(const char *const *env)
 	fprintf(stderr, "sigstorm: %llu signals sent, %llu handled, %llu events\n", note_ull(&p.r, "sent"), handled,
 		note_ull(&p.r, "events"));
 	assert_true(handled >= 1000);
-	char paths[4][512];
-	assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
 	struct trace t;
-	assert_int_equal(e2e_load(&t, paths[0]), 0);
-	assert_int_equal(t.nerrors, 0);
-	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	load_only_trace(&p.r, &t, TLM_TRACE_CLEAN);
 	assert_int_equal(t.lost, 0);
 	assert_int_equal(t.nev, note_ull(&p.r, "events") + 2); /* every event (+ main's warm-up) */
 	expect_consistent(&t);
@@ -365,12 +371,8 @@ static void test_calls_from_atexit_and_destructor(void **s)
 	assert_null(e2e_note(&p.r, "dtor_alloc_failed"));
 	/* main 1 pair, two atexit handlers 1 pair each, the destructor 3 */
 	assert_int_equal(p.r.ntruth, 12);
-	char paths[4][512];
-	assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
 	struct trace t;
-	assert_int_equal(e2e_load(&t, paths[0]), 0);
-	assert_int_equal(t.nerrors, 0);
-	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	load_only_trace(&p.r, &t, TLM_TRACE_CLEAN);
 	fprintf(stderr, "late: %zu events (%zu after END), %llu counted lost\n", t.nev, t.events_after_end,
 		(unsigned long long)t.lost);
 	/* every call is in the trace or counted as lost */
@@ -429,13 +431,12 @@ static void count_run(int plain, const char *const *env, unsigned bits, unsigned
 	out[0] = note_ull(&p.r, "malloc");
 	out[1] = note_ull(&p.r, "free");
 	out[2] = note_ull(&p.r, "mutex");
-	char paths[4][512];
-	assert_int_equal(e2e_traces(&p.r, paths, 4), plain ? 0 : 1);
-	if (!plain) {
+	if (plain) {
+		char paths[1][512];
+		assert_int_equal(e2e_traces(&p.r, paths, 1), 0);
+	} else {
 		struct trace t;
-		assert_int_equal(e2e_load(&t, paths[0]), 0);
-		assert_int_equal(t.nerrors, 0);
-		assert_int_equal(t.state, TLM_TRACE_CLEAN);
+		load_only_trace(&p.r, &t, TLM_TRACE_CLEAN);
 		assert_int_equal(t.lost, 0);
 		assert_int_equal(t.nev, 2 * (1000 + (bits ? 1u << bits : 20000)));
 		/* each path's cudaMalloc and cudaFree: a stack of its own */
