@@ -45,6 +45,7 @@ static struct {
 	pthread_t thread;
 	bool thread_started;
 	bool props_live; /* PROP records go straight into the trace */
+	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
 } W;
 
 static _Atomic int wlock;
@@ -138,6 +139,7 @@ static void *writer_main(void *arg)
 			return NULL;
 		}
 		tlm__wm_drain(false);
+		W.drained_ns = tlm__now_ns();
 		unlock();
 	}
 }
@@ -249,6 +251,7 @@ int tlm__writer_start(void)
 	tlm__wi_prepare();
 	tlm__wf_check(tlm__modules_sync(tlm__wf.tw));
 	props_start();
+	W.drained_ns = tlm__now_ns(); /* its first drain is due within TLM_DRAIN_MS */
 	unlock();
 	/* the writer must never take the host's signals */
 	sigset_t all, old;
@@ -273,11 +276,13 @@ void tlm__writer_drain_sync(void)
 
 /* A producer whose ring stayed full for 2 ms (recorder.c): with the writer
  * thread alive but not scheduled, drain as the hot path may (no allocation,
- * no loader lock: tlm__wm_drain_help); with none, do all of its work. */
+ * no loader lock: tlm__wm_drain_help); with none, or none that drained for
+ * a second (what the producer leaves may wait for it), do all of its work. */
 void tlm__writer_help_drain(void)
 {
 	lock();
-	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started)
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started &&
+	    tlm__now_ns() - W.drained_ns < 1000000000ull)
 		tlm__wm_drain_help();
 	else
 		tlm__wm_drain(false);
