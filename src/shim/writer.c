@@ -277,12 +277,14 @@ void tlm__writer_drain_sync(void)
 /* A producer whose ring stayed full for 2 ms (recorder.c): with the writer
  * thread alive but not scheduled, drain as the hot path may (no allocation,
  * no loader lock: tlm__wm_drain_help); with none, or none that drained for
- * a second (what the producer leaves may wait for it), do all of its work. */
+ * a second past two of its intervals (what the producer leaves may wait for
+ * it), do all of its work. */
 void tlm__writer_help_drain(void)
 {
 	lock();
+	uint64_t late_ns = 1000000000ull + 2ull * tlm__cfg.drain_ms * 1000000ull;
 	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started &&
-	    tlm__now_ns() - W.drained_ns < 1000000000ull)
+	    tlm__now_ns() - W.drained_ns < late_ns)
 		tlm__wm_drain_help();
 	else
 		tlm__wm_drain(false);
