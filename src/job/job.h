@@ -31,8 +31,39 @@ struct tlm_job_site {
 	uint64_t bytes; /* device memory it held at the process's allocated peak */
 };
 
+/* The job timeline (job_series.c, docs/job.md): a process's device memory
+ * over time on the device of its table row, reduced while its trace is read
+ * from the report's points (export.h) to at most TLM_JOB_BUCKETS buckets
+ * that each keep the points of their lowest and highest reserved and
+ * allocated bytes and their last point, so every extreme of those points,
+ * and the peak, stays exact. Times are from the process's start. */
+#define TLM_JOB_BUCKETS 256
+#define TLM_JOB_MAX_POINTS (5 * TLM_JOB_BUCKETS)
+#define TLM_JOB_OOMS 16 /* OOMs kept per process for the timeline */
+
+struct tlm_job_point {
+	int64_t t_ns;
+	uint64_t reserved, allocated;
+};
+
+struct tlm_job_oom {
+	int64_t t_ns;
+	int device;
+	uint64_t requested, device_free;
+};
+
+struct tlm_job_series {
+	int device;                  /* the device drawn (the process's `device`), -1: none */
+	int64_t first_ns, end_ns;    /* the run, from the process's start */
+	size_t n;
+	struct tlm_job_point *pt;    /* time order, <= TLM_JOB_MAX_POINTS */
+	size_t nooms;                /* the first ones, any device */
+	struct tlm_job_oom ooms[TLM_JOB_OOMS];
+};
+
 struct tlm_job_proc {
 	char *source;                /* the input it came from */
+	char *file;                  /* the file to re-read it from (a trace or tlm-report/1); NULL from tlm-job/1 */
 	char *error;                 /* non-NULL: unreadable, only source is set */
 	uint32_t pid, ppid;
 	char *host, *exe, *command;  /* command: argv joined by spaces */
@@ -54,6 +85,7 @@ struct tlm_job_proc {
 	uint64_t first_oom_requested;
 	size_t nsites;
 	struct tlm_job_site *sites;  /* by bytes, descending */
+	struct tlm_job_series *series; /* NULL: not asked for, or a JSON input */
 };
 
 struct tlm_job_spread {
@@ -88,6 +120,9 @@ struct tlm_job {
  * NULL with err on a usage problem (no input found, out of memory);
  * unreadable inputs become procs with error set. threads 0 = the online CPUs. */
 struct tlm_job *tlm_job_load(char *const *inputs, size_t n, unsigned threads, char *err, size_t errlen);
+/* The same, with each trace's timeline kept (proc->series) when series. */
+struct tlm_job *tlm_job_load_ex(char *const *inputs, size_t n, unsigned threads, bool series, char *err,
+				size_t errlen);
 /* Summary of one trace or JSON file into p (source set by the caller). */
 void tlm_job_read_one(struct tlm_job_proc *p);
 int tlm_job_compare(struct tlm_job *j);
@@ -95,11 +130,31 @@ int tlm_job_text(const struct tlm_job *j, FILE *f);
 int tlm_job_json(const struct tlm_job *j, FILE *f);
 void tlm_job_free(struct tlm_job *j);
 void tlm_job_proc_fini(struct tlm_job_proc *p);
+/* job_render.c: "2026-12-01T09:51:58.665Z"; "+0.014 s" on the job clock */
+void tlm_job_iso_time(char *buf, size_t n, uint64_t realtime_ns);
+void tlm_job_secs(char *buf, size_t n, int64_t ns);
 /* "rank 3", else "pid 1234@host" */
 void tlm_job_proc_name(const struct tlm_job_proc *p, char *buf, size_t len);
 
 /* job_json_in.c: fills procs from a tlm-report/1 or tlm-job/1 file (appends
  * to *out, *n); -1 with err when it is neither. */
 int tlm_job_read_json(const char *path, struct tlm_job_proc **out, size_t *n, char *err, size_t errlen);
+
+/* job_series.c: the timeline of r's device `device` (-1: the run and OOMs
+ * only); NULL without memory. */
+struct tlm_report;
+struct tlm_job_series *tlm_job_series_of(const struct tlm_report *r, int device);
+void tlm_job_series_free(struct tlm_job_series *s);
+/* Each process's id in the merged exports (out[j->nprocs]): its pid, unless
+ * an earlier process (job order) has the same one (another host, an exec'd
+ * image): then TLM_JOB_PID_BASE + its index, above any Linux pid (at most
+ * 2^22). -1 without memory. */
+#define TLM_JOB_PID_BASE 4194304u
+int tlm_job_track_pids(const struct tlm_job *j, uint32_t *out);
+/* "rank 3 (host)", "rank 3 worker pid N (host)", "main pid N (host)" */
+void tlm_job_track_name(const struct tlm_job_proc *p, char *buf, size_t len);
+/* job_chrome.c, job_html.c: the merged timeline (docs/job.md) */
+int tlm_job_chrome(const struct tlm_job *j, FILE *f);
+int tlm_job_html(const struct tlm_job *j, FILE *f);
 
 #endif

@@ -82,6 +82,7 @@ static const char *from_report(const struct tlm_jv *v, const char *path, struct 
 	if (!tlm_jv_get(pr, "host") || !tlm_jv_get(pr, "start_realtime_ns"))
 		return "a tlm-report/1 file from a tlm without job fields (host, start_realtime_ns): rerun tlm report";
 	p->source = strdup(tlm_jv_str(tlm_jv_get(v, "trace")) ? tlm_jv_str(tlm_jv_get(v, "trace")) : path);
+	p->file = strdup(path);
 	p->pid = (uint32_t)u64_or(tlm_jv_get(pr, "pid"), 0);
 	p->ppid = (uint32_t)u64_or(tlm_jv_get(pr, "ppid"), 0);
 	p->host = dup_str(tlm_jv_get(pr, "host"));
@@ -103,7 +104,7 @@ static const char *from_report(const struct tlm_jv *v, const char *path, struct 
 			o += (size_t)w < len - o ? (size_t)w : len - o - 1;
 		}
 	}
-	if (!p->source || !p->host || !p->exe || !p->command)
+	if (!p->source || !p->file || !p->host || !p->exe || !p->command)
 		return "out of memory";
 	p->rank = i64_or(tlm_jv_get(pr, "rank"), -1);
 	p->local_rank = i64_or(tlm_jv_get(pr, "local_rank"), -1);
@@ -235,7 +236,12 @@ int tlm_job_read_json(const char *path, struct tlm_job_proc **out, size_t *n, ch
 		tlm_json_free(v);
 		return -1;
 	}
-	struct tlm_job_proc *procs = calloc(count ? count : 1, sizeof *procs);
+	if (!count) { /* (a job report always has a process) */
+		snprintf(err, errlen, "a tlm-job/1 file without processes");
+		tlm_json_free(v);
+		return -1;
+	}
+	struct tlm_job_proc *procs = calloc(count, sizeof *procs);
 	const char *why = procs ? NULL : "out of memory";
 	size_t done = 0;
 	for (; !why && done < count; done++)

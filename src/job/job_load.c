@@ -198,7 +198,7 @@ static const char *exit_name(int e)
 	return e == TLM_REPORT_CLEAN ? "clean" : e == TLM_REPORT_SIGNAL ? "signal" : "truncated";
 }
 
-static int summarize(struct tlm_report *r, struct tlm_job_proc *p)
+static int summarize(struct tlm_report *r, struct tlm_job_proc *p, bool series)
 {
 	p->pid = r->pid;
 	p->ppid = r->job.ppid;
@@ -240,6 +240,8 @@ static int summarize(struct tlm_report *r, struct tlm_job_proc *p)
 		p->first_oom_device = r->ooms[0].device;
 		p->first_oom_requested = r->ooms[0].requested;
 	}
+	if (series && !(p->series = tlm_job_series_of(r, p->device)))
+		return -1;
 	return sites_of(r, p);
 }
 
@@ -256,10 +258,11 @@ static bool is_json(const char *path)
 
 static void set_error(struct tlm_job_proc *p, const char *msg)
 {
-	char *src = p->source;
-	p->source = NULL;
+	char *src = p->source, *file = p->file;
+	p->source = p->file = NULL;
 	tlm_job_proc_fini(p);
 	p->source = src;
+	p->file = file;
 	p->error = strdup(msg);
 }
 
@@ -269,7 +272,7 @@ struct slot {
 	size_t n;
 };
 
-static void read_input(const char *path, struct slot *s)
+static void read_input(const char *path, struct slot *s, bool series)
 {
 	char err[512];
 	if (is_json(path)) {
@@ -281,10 +284,10 @@ static void read_input(const char *path, struct slot *s)
 		if (!s->procs)
 			return;
 		s->n = 1;
-		if (!(s->procs[0].source = strdup(path)))
+		if (!(s->procs[0].source = strdup(path)) || !(s->procs[0].file = strdup(path)))
 			return;
 		if (r) {
-			if (summarize(r, &s->procs[0]))
+			if (summarize(r, &s->procs[0], series))
 				set_error(&s->procs[0], "out of memory");
 			tlm_report_free(r);
 			return;
@@ -304,6 +307,7 @@ struct pool {
 	struct paths *in;
 	struct slot *slots;
 	atomic_size_t next;
+	bool series;
 };
 
 static void *worker(void *arg)
@@ -311,11 +315,17 @@ static void *worker(void *arg)
 	struct pool *pl = arg;
 	size_t i;
 	while ((i = atomic_fetch_add(&pl->next, 1)) < pl->in->n)
-		read_input(pl->in->v[i], &pl->slots[i]);
+		read_input(pl->in->v[i], &pl->slots[i], pl->series);
 	return NULL;
 }
 
 struct tlm_job *tlm_job_load(char *const *inputs, size_t n, unsigned threads, char *err, size_t errlen)
+{
+	return tlm_job_load_ex(inputs, n, threads, false, err, errlen);
+}
+
+struct tlm_job *tlm_job_load_ex(char *const *inputs, size_t n, unsigned threads, bool series, char *err,
+				size_t errlen)
 {
 	struct paths in = {0};
 	struct tlm_job *j = NULL;
@@ -339,7 +349,7 @@ struct tlm_job *tlm_job_load(char *const *inputs, size_t n, unsigned threads, ch
 		threads = (unsigned)in.n;
 	if (threads > 256)
 		threads = 256;
-	struct pool pl = {.in = &in, .slots = slots};
+	struct pool pl = {.in = &in, .slots = slots, .series = series};
 	atomic_init(&pl.next, 0);
 	pthread_t tid[256];
 	unsigned started = 0;
@@ -392,6 +402,7 @@ out:
 void tlm_job_proc_fini(struct tlm_job_proc *p)
 {
 	free(p->source);
+	free(p->file);
 	free(p->error);
 	free(p->host);
 	free(p->exe);
@@ -399,6 +410,7 @@ void tlm_job_proc_fini(struct tlm_job_proc *p)
 	for (size_t i = 0; i < p->nsites; i++)
 		free(p->sites[i].key);
 	free(p->sites);
+	tlm_job_series_free(p->series);
 	memset(p, 0, sizeof *p);
 }
 

@@ -13,7 +13,7 @@
 #include "report/json_out.h"
 #include "report/render.h"
 
-static void iso_time(char *buf, size_t n, uint64_t ns)
+void tlm_job_iso_time(char *buf, size_t n, uint64_t ns)
 {
 	time_t s = (time_t)(ns / 1000000000u);
 	struct tm tm;
@@ -27,7 +27,7 @@ static void iso_time(char *buf, size_t n, uint64_t ns)
 }
 
 /* seconds on the job clock, signed */
-static void job_secs(char *buf, size_t n, int64_t ns)
+void tlm_job_secs(char *buf, size_t n, int64_t ns)
 {
 	snprintf(buf, n, "%s%.3f s", ns < 0 ? "-" : "+", (double)(ns < 0 ? -ns : ns) / 1e9);
 }
@@ -70,7 +70,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 		nread == 1 ? "" : "es", j->nranks, j->nranks == 1 ? "" : "s", nworkers, nworkers == 1 ? "" : "s",
 		nchildren, nchildren == 1 ? "" : "ren", j->nhosts, j->nhosts == 1 ? "" : "s");
 	char t[64];
-	iso_time(t, sizeof t, j->start_realtime_ns);
+	tlm_job_iso_time(t, sizeof t, j->start_realtime_ns);
 	fprintf(f, "times: from the earliest process start, %s (each trace's CLOCK_REALTIME start)\n", t);
 	if (j->nunreadable)
 		fprintf(f, "%zu input%s could not be read (listed at the end)\n", j->nunreadable, j->nunreadable == 1 ? "" : "s");
@@ -86,7 +86,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 		opt_num(rk, sizeof rk, p->rank);
 		opt_num(lr, sizeof lr, p->local_rank);
 		opt_num(dev, sizeof dev, p->device);
-		job_secs(st, sizeof st, job_offset(j, p->start_realtime_ns));
+		tlm_job_secs(st, sizeof st, job_offset(j, p->start_realtime_ns));
 		fprintf(f, "%6s %5s %-6s %-14.14s %8" PRIu32 " %4s %11s %11s %5" PRIu64 " %4" PRIu64 " %10s%s%s\n", rk, lr,
 			p->role, p->host, p->pid, dev, tlm__human(a, sizeof a, p->peak_reserved),
 			tlm__human(b, sizeof b, p->peak_allocated), p->leak_sites, p->ooms, st,
@@ -127,7 +127,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 			const struct tlm_job_proc *p = &j->procs[j->oom_order[i]];
 			char nm[64], ts[32], rq[32];
 			tlm_job_proc_name(p, nm, sizeof nm);
-			job_secs(ts, sizeof ts, job_offset(j, oom_real(p)));
+			tlm_job_secs(ts, sizeof ts, job_offset(j, oom_real(p)));
 			fprintf(f, "  %s%s (%s, pid %" PRIu32 ") at %s: %s requested on device %d, %" PRIu64 " OOM%s\n",
 				i ? "" : "first: ", nm, p->host, p->pid, ts, tlm__human(rq, sizeof rq, p->first_oom_requested),
 				p->first_oom_device, p->ooms, p->ooms == 1 ? "" : "s");

@@ -38,6 +38,9 @@ void tlm__html_stack(FILE *f, struct tlm_report *r, uint32_t stack_id);
 /* The same with the label its table gave it (labels.c; NULL: its own). */
 void tlm__html_stack_label(FILE *f, struct tlm_report *r, uint32_t stack_id, const char *label);
 #define TLM__HTML_SEP " \xe2\x86\x90 " /* U+2190 leftwards arrow: "called from" */
+/* <!doctype html> up to <body>: the Content Security Policy that forbids any
+ * external resource, the title (escaped), the shared CSS and more_css. */
+void tlm__html_doc_head(FILE *f, const char *title, const char *more_css);
 /* <!doctype html> up to the run's header. */
 void tlm__html_head(FILE *f, struct tlm_report *r);
 

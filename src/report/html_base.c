@@ -166,15 +166,23 @@ static const char css[] =
 	".segmap rect{stroke:#fff;stroke-width:.5}.muted{color:#6e7781}.empty{color:#6e7781;font-style:italic}"
 	".tools button{font:inherit;margin-right:6px}";
 
-void tlm__html_head(FILE *f, struct tlm_report *r)
+void tlm__html_doc_head(FILE *f, const char *title, const char *more_css)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
-	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>tlm report: ",
+	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>",
 	      f);
-	tlm__html(f, tlm__base(r->path));
-	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>tlm report</h1>\n", css);
+	tlm__html(f, title);
+	fprintf(f, "</title>\n<style>%s%s</style>\n</head>\n<body>\n", css, more_css ? more_css : "");
+}
+
+void tlm__html_head(FILE *f, struct tlm_report *r)
+{
+	char title[320];
+	snprintf(title, sizeof title, "tlm report: %s", tlm__base(r->path));
+	tlm__html_doc_head(f, title, NULL);
+	fputs("<h1>tlm report</h1>\n", f);
 	fputs("<p class=\"meta\"><b>trace</b> ", f);
 	tlm__html(f, r->path);
 	fprintf(f, "</p>\n<p class=\"meta\"><b>process</b> pid %" PRIu32 ": <code>", r->pid);

@@ -11,19 +11,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chrome_out.h"
 #include "export.h"
 #include "json_out.h"
 #include "render.h"
 
-static void str(FILE *f, const char *s)
+void tlm__chrome_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	tlm__json_escape(f, s ? s : "", s ? strlen(s) : 0);
 	fputc('"', f);
 }
 
-/* Microseconds with three decimals, exact from nanoseconds. */
-static void ts(FILE *f, int64_t ns)
+void tlm__chrome_ts(FILE *f, int64_t ns)
 {
 	uint64_t m = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
 	fprintf(f, "\"ts\":%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", m / 1000, m % 1000);
@@ -40,14 +40,15 @@ void tlm__track_name(char *buf, size_t n, int device, int kind)
 		snprintf(buf, n, "device %d", device);
 }
 
-static void counter(FILE *f, bool *first, uint32_t pid, const char *name, int64_t t, uint64_t alloc, uint64_t res)
+void tlm__chrome_counter(FILE *f, bool *first, uint32_t pid, const char *name, int64_t t, uint64_t alloc,
+			 uint64_t res)
 {
 	fputs(*first ? "\n" : ",\n", f);
 	*first = false;
 	fputs("{\"name\":", f);
-	str(f, name);
+	tlm__chrome_str(f, name);
 	fprintf(f, ",\"ph\":\"C\",");
-	ts(f, t);
+	tlm__chrome_ts(f, t);
 	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":0,\"args\":{\"allocated\":%" PRIu64 ",\"reserved\":%" PRIu64 "}}", pid,
 		alloc, res);
 }
@@ -64,7 +65,7 @@ int tlm_report_chrome(struct tlm_report *r, FILE *f)
 	char pname[600];
 	snprintf(pname, sizeof pname, "%s (pid %" PRIu32 ")", r->argc ? cmd : r->exe ? r->exe : "?", pid);
 	fprintf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":0,\"args\":{\"name\":", pid);
-	str(f, pname);
+	tlm__chrome_str(f, pname);
 	fputs("}}", f);
 	first = false;
 
@@ -76,12 +77,13 @@ int tlm_report_chrome(struct tlm_report *r, FILE *f)
 			continue;
 		/* from 0 at the start of the run to the last level at its end */
 		if (r->have_events && r->run_first_ns < d->points[0].t_ns)
-			counter(f, &first, pid, name, r->run_first_ns, 0, 0);
+			tlm__chrome_counter(f, &first, pid, name, r->run_first_ns, 0, 0);
 		for (size_t k = 0; k < d->npoints; k++)
-			counter(f, &first, pid, name, d->points[k].t_ns, d->points[k].allocated, d->points[k].reserved);
+			tlm__chrome_counter(f, &first, pid, name, d->points[k].t_ns, d->points[k].allocated,
+					    d->points[k].reserved);
 		const struct tlm_report_point *last = &d->points[d->npoints - 1];
 		if (r->have_events && r->run_end_ns > last->t_ns)
-			counter(f, &first, pid, name, r->run_end_ns, last->allocated, last->reserved);
+			tlm__chrome_counter(f, &first, pid, name, r->run_end_ns, last->allocated, last->reserved);
 	}
 	struct tlm__labels L; /* the OOMs are one screen: labels tell them apart (labels.c) */
 	tlm__labels_ooms(&L, r);
@@ -93,20 +95,20 @@ int tlm_report_chrome(struct tlm_report *r, FILE *f)
 		const struct tlm_frame *fr;
 		const char *at = tlm_report_frames(r, o->stack_id, &fr) ? tlm__label(&L, i) : "";
 		fputs(",\n{\"name\":", f);
-		str(f, name);
+		tlm__chrome_str(f, name);
 		fputs(",\"cat\":\"oom\",\"ph\":\"i\",\"s\":\"p\",", f);
-		ts(f, o->time_ns);
+		tlm__chrome_ts(f, o->time_ns);
 		fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":0,\"args\":{\"device\":%d,\"kind\":\"%s\","
 			   "\"requested_bytes\":%" PRIu64 ",\"device_free_bytes\":%" PRIu64 ",\"reserved_bytes\":%" PRIu64
 			   ",\"allocated_bytes\":%" PRIu64 ",\"verdict\":\"%s\",\"at\":",
 			pid, o->device, tlm__mkind_name(o->kind), o->requested, o->device_free, o->reserved,
 			o->allocated, tlm__verdict_name(o->verdict));
-		str(f, at);
+		tlm__chrome_str(f, at);
 		fputs("}}", f);
 	}
 	tlm__labels_free(&L);
 	fputs("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"tlm\",\"trace\":", f);
-	str(f, r->path);
+	tlm__chrome_str(f, r->path);
 	fprintf(f, ",\"ooms_total\":%" PRIu64 "}}\n", r->ooms_total);
 	return ferror(f) ? -1 : 0;
 }

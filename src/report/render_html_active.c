@@ -30,6 +30,7 @@
 
 #include "active_timeline_js.h"
 #include "alog.h"
+#include "b64.h"
 #include "html.h"
 #include "json_out.h"
 
@@ -45,48 +46,6 @@ static const char *const more_colours[] = {
 	"#e09b13", "#ff80c8", "#218bff", "#2da44e", "#8c959f", "#bf3989", "#0550ae", "#7d4e00",
 };
 #define NMORE (sizeof more_colours / sizeof *more_colours)
-
-/* ---- base64 of varints ------------------------------------------------------------ */
-
-struct b64 { FILE *f; unsigned char b[3]; int n; };
-
-static void b64_quad(struct b64 *w, int n)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char o[4] = {tab[w->b[0] >> 2], tab[((w->b[0] & 3) << 4) | (w->b[1] >> 4)],
-		     tab[((w->b[1] & 15) << 2) | (w->b[2] >> 6)], tab[w->b[2] & 63]};
-	if (n < 3)
-		o[3] = '=';
-	if (n < 2)
-		o[2] = '=';
-	fwrite(o, 1, 4, w->f);
-	w->n = 0;
-}
-
-static void b64_byte(struct b64 *w, unsigned char c)
-{
-	w->b[w->n++] = c;
-	if (w->n == 3)
-		b64_quad(w, 3);
-}
-
-static void b64_end(struct b64 *w)
-{
-	if (!w->n)
-		return;
-	int n = w->n;
-	memset(w->b + n, 0, (size_t)(3 - n));
-	b64_quad(w, n);
-}
-
-static void varint(struct b64 *w, uint64_t v)
-{
-	while (v >= 0x80) {
-		b64_byte(w, (unsigned char)(v | 0x80));
-		v >>= 7;
-	}
-	b64_byte(w, (unsigned char)v);
-}
 
 /* ---- a track: one (device, kind) ------------------------------------------------- */
 
@@ -281,27 +240,27 @@ static int track(FILE *f, struct tlm_report *r, int ti, const struct tlm_report_
 	      f);
 	/* the stream */
 	fputs("<script type=\"application/octet-stream\" class=\"active-data\">", f);
-	struct b64 w = {.f = f};
+	struct tlm__b64 w = {.f = f};
 	int64_t last = r->run_first_ns < 0 ? 0 : r->run_first_ns;
 	for (size_t e = 0, made = 0; e < nev; e++) {
 		int64_t t = ev[e].t > last ? ev[e].t : last;
-		varint(&w, (uint64_t)(t - last));
+		tlm__b64_varint(&w, (uint64_t)(t - last));
 		last = t;
 		const struct tlm__al *a = &l->e[idx[ev[e].i]];
 		if (!ev[e].free) {
-			varint(&w, 0);
-			varint(&w, a->size);
-			varint(&w, rank_of[find_site(s, ns, a->stack_id) - s]);
+			tlm__b64_varint(&w, 0);
+			tlm__b64_varint(&w, a->size);
+			tlm__b64_varint(&w, rank_of[find_site(s, ns, a->stack_id) - s]);
 			made++;
 			cur += a->size;
 			if (cur > peak)
 				peak = cur;
 		} else {
-			varint(&w, made - ev[e].i); /* allocations are numbered in the order they were made */
+			tlm__b64_varint(&w, made - ev[e].i); /* allocations are numbered in the order they were made */
 			cur -= a->size;
 		}
 	}
-	b64_end(&w);
+	tlm__b64_end(&w);
 	fputs("</script>\n<script type=\"application/json\" class=\"active-sites\">", f);
 	struct tlm__json j;
 	tlm__json_init(&j, f);

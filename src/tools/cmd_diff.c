@@ -2,7 +2,9 @@
 /*
  * cmd_diff.c - `tlm diff [--format text|json] [--fail-on-growth BYTES]
  * [--fail-on-peak-growth BYTES] [-o FILE] BASE NEW`: what changed between
- * two runs (src/diff/diff.h). docs/diff.md is the user guide.
+ * two runs (src/diff/diff.h). docs/diff.md is the user guide. When a side is
+ * a job (a directory, a glob, a tlm-job/1 file, or several inputs given with
+ * --base/--new), both are compared as jobs (cmd_diff_job.c).
  *
  * Exit codes: 0 the diff was written (and the gates, if any, passed); 1 a
  * gate failed: leaked bytes, or a device's peak allocated bytes, grew by
@@ -18,10 +20,12 @@
 
 #include "cmds.h"
 #include "diff/diff.h"
+#include "diff_job_args.h"
 
 #define USAGE                                                                                  \
 	"usage: tlm diff [--format text|json] [--fail-on-growth BYTES] [--fail-on-peak-growth BYTES]\n" \
-	"                [-o FILE] BASE NEW\n"
+	"                [-o FILE] BASE NEW\n" \
+	"       tlm diff [options] [--threads N] --base IN [--base IN ...] --new IN [--new IN ...]\n"
 
 static const char help[] =
 	USAGE
@@ -30,6 +34,12 @@ static const char help[] =
 	"--format json` files. Sites are matched by their symbolized frames\n"
 	"(function, file, line), never by addresses.\n"
 	"\n"
+	"Jobs: when BASE or NEW is a directory, a glob, a tlm-job/1 file, or several\n"
+	"inputs (each with --base IN / --new IN; IN as for `tlm report`), the two\n"
+	"jobs are compared process by process (ranks by rank, workers and children\n"
+	"by order of start) and across ranks; the gates apply to each process and\n"
+	"to the job.\n"
+	"\n"
 	"options:\n"
 	"  -f, --format text|json     output format (default text)\n"
 	"  --fail-on-growth BYTES     exit 1 when leaked bytes grew by more than BYTES\n"
@@ -37,6 +47,9 @@ static const char help[] =
 	"  --fail-on-peak-growth BYTES\n"
 	"                             exit 1 when a device's peak allocated bytes grew\n"
 	"                             by more than BYTES\n"
+	"  --base IN, --old IN        an input of BASE (repeat for several)\n"
+	"  --new IN                   an input of NEW (repeat for several)\n"
+	"  --threads N                jobs: read N inputs at once (default: the online CPUs)\n"
 	"  -o, --output FILE          write to FILE instead of stdout\n"
 	"  -h, --help                 show this help\n"
 	"\n"
@@ -73,15 +86,51 @@ static bool gate_option(const char *name, int argc, char **argv, int *i, bool *o
 	return true;
 }
 
+/* "--base IN", "--old IN", "--new IN" (or with '='): appends IN to its
+ * side; 1 when it was one, 0 when not, -1 after a usage error (printed). */
+static int side_option(int argc, char **argv, int *i, char **side[2], size_t nside[2])
+{
+	static const char *const names[] = {"--base", "--old", "--new"};
+	const char *a = argv[*i];
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(names[k]);
+		if (strncmp(a, names[k], n) || (a[n] && a[n] != '='))
+			continue;
+		char *v = a[n] == '=' ? argv[*i] + n + 1 : (++*i < argc ? argv[*i] : NULL);
+		if (!v || !*v) {
+			usage_error("%s needs an input", names[k]);
+			return -1;
+		}
+		side[k / 2][nside[k / 2]++] = v;
+		return 1;
+	}
+	return 0;
+}
+
 int tlm_cmd_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL}, *out = NULL, *format = "text";
 	bool gate = false, peak_gate = false, dashdash = false;
 	uint64_t gate_bytes = 0, peak_gate_bytes = 0;
 	int npaths = 0;
+	unsigned threads = 0;
+	char *base_in[argc > 0 ? argc : 1], *new_in[argc > 0 ? argc : 1];
+	char **side_in[2] = {base_in, new_in};
+	size_t nside[2] = {0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!dashdash && !strcmp(a, "--")) {
+		int so = dashdash ? 0 : side_option(argc, argv, &i, side_in, nside);
+		if (so < 0) {
+			return TLM_EXIT_USAGE;
+		} else if (so) {
+			continue;
+		} else if (!dashdash && !strcmp(a, "--threads")) {
+			char *end;
+			unsigned long t = ++i < argc ? strtoul(argv[i], &end, 10) : 0;
+			if (!t || *end || t > 256)
+				return usage_error("%s needs a number of threads, 1 to 256", a);
+			threads = (unsigned)t;
+		} else if (!dashdash && !strcmp(a, "--")) {
 			dashdash = true;
 		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {
 			if (++i >= argc)
@@ -113,8 +162,19 @@ int tlm_cmd_diff(int argc, char **argv)
 	}
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return usage_error("unknown format '%s' (text or json)", format);
-	if (npaths < 2)
-		return usage_error("%s", npaths ? "missing NEW" : "missing BASE and NEW");
+	if ((nside[0] || nside[1]) && npaths)
+		return usage_error("%s", "give BASE and NEW either as two arguments or with --base and --new");
+	for (int k = 0; k < npaths; k++)
+		side_in[k][nside[k]++] = (char *)paths[k];
+	if (!nside[0] || !nside[1])
+		return usage_error("%s", nside[0] ? "missing NEW" : nside[1] ? "missing BASE" : "missing BASE and NEW");
+	if (nside[0] > 1 || nside[1] > 1 || tlm__diff_is_job(side_in[0][0]) || tlm__diff_is_job(side_in[1][0])) {
+		struct tlm__diff_job_args ja = {{side_in[0], side_in[1]}, {nside[0], nside[1]}, format, out,
+						gate, gate_bytes, peak_gate, peak_gate_bytes, threads};
+		return tlm__diff_job(&ja);
+	}
+	paths[0] = side_in[0][0];
+	paths[1] = side_in[1][0];
 
 	struct tlm_diff_side side[2];
 	char err[256];

@@ -30,8 +30,8 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	"usage: tlm report [--format text|json|html|chrome|collapsed|torch-snapshot]\n" \
 	"                  [--metric live|peak|peak-allocated] [--summary]\n"       \
 	"                  [--full-stacks] [-o FILE] TRACE\n"                        \
-	"       tlm report [--format text|json] [--job] [--threads N] [-o FILE]\n"  \
-	"                  TRACE|REPORT.json|DIR|GLOB...\n"
+	"       tlm report [--format text|json|html|chrome] [--job] [--threads N]\n" \
+	"                  [-o FILE] TRACE|REPORT.json|DIR|GLOB...\n"
 
 static const char help[] =
 	USAGE

@@ -36,8 +36,10 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 		fprintf(stderr, "tlm report: missing TRACE\n");
 		return TLM_EXIT_USAGE;
 	}
-	if (strcmp(format, "text") && strcmp(format, "json")) {
-		fprintf(stderr, "tlm report: the job report (several inputs) is text or json, not '%s'\n", format);
+	bool html = !strcmp(format, "html"), chrome = !strcmp(format, "chrome");
+	if (strcmp(format, "text") && strcmp(format, "json") && !html && !chrome) {
+		fprintf(stderr, "tlm report: the job report (several inputs) is text, json, html or chrome, not '%s'\n",
+			format);
 		return TLM_EXIT_USAGE;
 	}
 	if (single_opts) {
@@ -45,7 +47,8 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 		return TLM_EXIT_USAGE;
 	}
 	char err[512];
-	struct tlm_job *j = tlm_job_load(inputs, n, threads, err, sizeof err);
+	/* the merged timeline (html, chrome) keeps each trace's memory over time */
+	struct tlm_job *j = tlm_job_load_ex(inputs, n, threads, html || chrome, err, sizeof err);
 	if (!j) {
 		fprintf(stderr, "tlm report: %s\n", err);
 		return TLM_EXIT_DAMAGED;
@@ -61,7 +64,8 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 		tlm_job_free(j);
 		return TLM_EXIT_DAMAGED;
 	}
-	int rc = !strcmp(format, "json") ? tlm_job_json(j, f) : tlm_job_text(j, f);
+	int rc = html ? tlm_job_html(j, f) : chrome ? tlm_job_chrome(j, f)
+		 : !strcmp(format, "json") ? tlm_job_json(j, f) : tlm_job_text(j, f);
 	if (f != stdout ? fclose(f) : fflush(f))
 		rc = -1;
 	if (rc)

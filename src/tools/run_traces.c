@@ -4,8 +4,9 @@
  *
  * Each libtlm.so of the run (the program, its fork children, exec'd images,
  * ranks) appends its trace's path to the manifest file tlm run named in
- * TLM_RUN_MANIFEST. The program's own trace gets the short report; every
- * trace gets one line and the command for its full report.
+ * TLM_RUN_MANIFEST. The program's own trace gets the short report (or, when
+ * the program left none, the only trace of the run); every trace gets one
+ * line and the command for its full report.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -98,6 +99,8 @@ void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_su
 	}
 	if (own < n)
 		summary(paths[own]);
+	else if (n == 1) /* the program (torchrun with one rank, a shell) made no CUDA call */
+		summary(paths[0]);
 	if (n > 1 || own == n) {
 		fprintf(stderr, "tlm run: %zu trace%s from this run:\n", n, n == 1 ? "" : "s");
 		for (size_t i = 0; i < n; i++)

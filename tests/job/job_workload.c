@@ -4,8 +4,11 @@
  * construction (tests/job/test_job.sh holds the truth):
  *   - every process allocates 8 MiB at BASE_LINE and (RANK + 1) MiB at
  *     RANK_LINE, both live at once, so its peak is (9 + RANK) MiB;
- *   - JOB_LEAK_RANK=r: rank r also leaks 3 x 1 MiB at LEAK_LINE, 20 ms
- *     apart while the rest is live (a leak by docs/report.md's rule);
+ *   - JOB_LEAK_RANK=r[:n][,r2[:n2]...]: rank r also leaks n (default 3) x
+ *     1 MiB at LEAK_LINE, 20 ms apart while the rest is live (a leak by
+ *     docs/report.md's rule when n >= 3);
+ *   - JOB_EXTRA_RANK=r:n[,...]: rank r also holds n MiB at EXTRA_LINE while
+ *     the rest is live (its peak is n MiB higher), then frees it;
  *   - JOB_OOM_RANK=r[,r2...]: those ranks ask for 1 TiB once (an OOM);
  *   - argv[1] = N: forks N workers (DataLoader-like), each allocating 1 MiB;
  *   - JOB_EXEC=path: afterwards execs path (its own trace, same pid).
@@ -35,11 +38,12 @@ __attribute__((noinline)) static void *alloc(size_t n)
 	return p;
 }
 
-static int in_list(const char *list, int r)
+/* "r[:n],...": n for rank r (dflt without ":n"), 0 when r is not listed */
+static int in_list(const char *list, int r, int dflt)
 {
 	for (const char *s = list; s && *s;) {
 		if (atoi(s) == r)
-			return 1;
+			return s[strcspn(s, ":,")] == ':' ? atoi(s + strcspn(s, ":,") + 1) : dflt;
 		s = strchr(s, ',');
 		s = s ? s + 1 : NULL;
 	}
@@ -55,17 +59,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "job_workload: allocation failed\n");
 		return 3;
 	}
-	const char *leak = getenv("JOB_LEAK_RANK");
-	for (int i = 0; leak && atoi(leak) == r && i < 3; i++) {
+	int more = in_list(getenv("JOB_EXTRA_RANK"), r, 0);
+	void *extra = more ? alloc((size_t)more * MIB) : NULL; /* EXTRA_LINE */
+	for (int i = 0, n = in_list(getenv("JOB_LEAK_RANK"), r, 3); i < n; i++) {
 		if (i)
 			usleep(20000);
 		(void)alloc(MIB);                     /* LEAK_LINE */
 	}
-	if (in_list(getenv("JOB_OOM_RANK"), r)) {
+	if (in_list(getenv("JOB_OOM_RANK"), r, 1)) {
 		void *huge = alloc(1ull << 40);       /* OOM_LINE */
 		if (huge)
 			cudaFree(huge);
 	}
+	if (extra)
+		cudaFree(extra);
 	cudaFree(mine);
 	cudaFree(base);
 	int workers = argc > 1 ? atoi(argv[1]) : 0;

@@ -4,9 +4,10 @@
 # per-rank JSON reports and from merged per-node job reports; a bad input;
 # and `tlm run` over a torchrun-like launcher (ranks, forked workers, exec'd
 # images). job_check.py asserts the exact per-rank figures and differences.
-# usage: test_job.sh TLM LIBTLM WORKLOAD LAUNCHER SIMDIR WORKLOAD_SOURCE
+# The merged timeline (HTML, Chrome JSON) is checked by timeline_check.py.
+# usage: test_job.sh TLM LIBTLM WORKLOAD LAUNCHER SIMDIR WORKLOAD_SOURCE JOB_GEN
 set -eu
-tlm=$1 lib=$2 wl=$3 launcher=$4 sim=$5 src=$6
+tlm=$1 lib=$2 wl=$3 launcher=$4 sim=$5 src=$6 gen=$7
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "python3 not found: the job report's figures were not tested"
 	exit 77
@@ -41,6 +42,31 @@ check "[ \$(awk 'length > 100' '$dir/job.txt' | wc -l) -eq 0 ]"
 "$tlm" report --format json --threads 1 "$dir/t/r*.trace" > "$dir/glob.json"
 check "cmp -s '$dir/job.json' '$dir/glob.json'"
 
+# the merged timeline: Chrome/Perfetto JSON and the HTML page, exact against
+# the job report and against each trace's own Chrome export
+tl() { timeline_check=$here/timeline_check.py; check "python3 '$timeline_check' $*"; }
+"$tlm" report --format chrome -o "$dir/job.chrome.json" "$dir/t"
+"$tlm" report --format html -o "$dir/job.html" "$dir/t"
+mkdir "$dir/c"
+for r in 0 1 5 7 8 40 49 63; do "$tlm" report --format chrome -o "$dir/c/c$r.json" "$dir/t/r$r.trace"; done
+tl ranks "'$dir/job.json' '$dir/job.chrome.json' '$dir/job.html' '$dir/c'"
+# a synthetic job whose every track is reduced (to at most 1280 points)
+# on 2 hosts whose pids repeat: exact peaks, starts, OOM, ids
+mkdir "$dir/g"
+"$gen" "$dir/g" 16 4000 > "$dir/g.truth"
+"$tlm" report --format json "$dir/g" > "$dir/g.json"
+"$tlm" report --format chrome -o "$dir/g.chrome.json" "$dir/g"
+"$tlm" report --format html -o "$dir/g.html" "$dir/g"
+tl gen "'$dir/g.truth' '$dir/g.json' '$dir/g.chrome.json' '$dir/g.html'"
+tl pids "'$dir/g.json' '$dir/g.chrome.json'"
+# hosts with hostile names: escaped in the page, intact in its data and the Chrome file
+mkdir "$dir/h"
+evil='</script><script>alert(1)</script>&"x'"'"
+"$gen" "$dir/h" 9 100 "$evil" > /dev/null
+"$tlm" report --format html -o "$dir/h.html" "$dir/h"
+"$tlm" report --format chrome -o "$dir/h.chrome.json" "$dir/h"
+check "python3 '$here/timeline_check.py' hostile '$dir/h.html' '$dir/h.chrome.json' \"\$evil\""
+
 # per-node reduction: node A = ranks 0..31 from their traces, node B = ranks
 # 32..63 from per-rank JSON reports; the merge equals the direct report
 mkdir "$dir/b"
@@ -50,6 +76,12 @@ for r in $(seq 32 63); do "$tlm" report --format json "$dir/t/r$r.trace" > "$dir
 "$tlm" report --format json "$dir/nodeA.json" "$dir/nodeB.json" > "$dir/merged.json"
 check "python3 '$here/job_check.py' same '$dir/job.json' '$dir/merged.json'"
 check "python3 '$here/job_check.py' ranks '$dir/merged.json' $(line RANK_LINE) $(line LEAK_LINE) $(line BASE_LINE)"
+# traces and JSON reports together: the JSON ones are rows without a track
+nodeA=$(for r in $(seq 0 31); do echo "$dir/t/r$r.trace"; done)
+"$tlm" report --format json $nodeA "$dir/nodeB.json" > "$dir/mixed.json"
+"$tlm" report --format chrome -o "$dir/mixed.chrome.json" $nodeA "$dir/nodeB.json"
+"$tlm" report --format html -o "$dir/mixed.html" $nodeA "$dir/nodeB.json"
+tl mixed "'$dir/mixed.json' '$dir/mixed.chrome.json' '$dir/mixed.html' 32"
 
 # roles from a hand-made tlm-job/1 input (a traced launcher, a subprocess
 # and an exec'd image of a rank, a worker, another host)
@@ -65,7 +97,7 @@ set +e
 sb=$?
 "$tlm" report "$dir/nothing-*.trace" 2> "$dir/none.err"
 sn=$?
-"$tlm" report --format html "$dir/t" > /dev/null 2> "$dir/html.err"
+"$tlm" report --format collapsed "$dir/t" > /dev/null 2> "$dir/html.err"
 sh=$?
 set -e
 check "[ $sb -eq 2 ]"
@@ -87,5 +119,8 @@ check "grep -q '^tlm job report: 16 processes (4 ranks, 8 workers, 4 children) o
 check "grep -q '^  peak reserved   min    9.0 MiB (rank 0)  max   12.0 MiB (rank 3)  spread 3.0 MiB$' '$dir/run.err'"
 "$tlm" report --format json "$dir/l" > "$dir/l.json"
 check "python3 '$here/job_check.py' launcher '$dir/l.json' $(line WORKER_LINE)"
+# exec'd images keep their pid: ids that stay unique
+"$tlm" report --format chrome -o "$dir/l.chrome.json" "$dir/l"
+tl pids "'$dir/l.json' '$dir/l.chrome.json'"
 ;; esac
 exit $fail

@@ -67,6 +67,9 @@ check "grep -q '^full report: tlm report ' '$dir/err7'"
 check "! grep -q 'left no trace' '$dir/err8'"
 check "grep -q '^tlm run: 1 trace from this run:$' '$dir/err8'"
 check "grep -q 'exit clean, 6 events' '$dir/err8'"
+# ... and its only trace gets the short report the program's own would get
+check "grep -q '^tlm: pid [0-9]*, .*, exit clean, 6 events, lost events 0$' '$dir/err8'"
+check "grep -q '^full report: tlm report $dir/q-[0-9]*.trace$' '$dir/err8'"
 # the program's exit status and death by signal come back
 set +e
 "$tlm" run --no-summary --output "$dir/b.trace" -- "$wl" no-such-scenario 2>/dev/null
