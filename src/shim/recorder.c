@@ -56,7 +56,7 @@ static bool wait_for_space(struct tlm__ring *r, uint64_t head, uint32_t need)
 		tlm__writer_kick();
 		struct timespec to = {0, 2000000};
 		if (futex(&r->wake, FUTEX_WAIT_PRIVATE, w, &to) != 0 && errno == ETIMEDOUT)
-			tlm__writer_drain_sync(); /* the writer is slow or gone: do its work */
+			tlm__writer_help_drain(); /* the writer is slow or gone: do what it may here */
 	}
 }
 

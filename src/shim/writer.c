@@ -46,6 +46,7 @@ static struct {
 	pthread_t thread;
 	bool thread_started;
 	bool props_live; /* PROP records go straight into the trace */
+	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
 } W;
 
 static _Atomic int wlock;
@@ -128,11 +129,19 @@ static void *writer_main(void *arg)
 			nanosleep(&d, NULL);
 		}
 		lock();
-		if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+		int st = atomic_load_explicit(&tlm__state, memory_order_acquire);
+		if (st == TLM__STARTING) {
+			/* the starting thread has not said RUNNING yet (descheduled
+			 * on a loaded machine): this is no end, wait for it */
+			unlock();
+			continue;
+		}
+		if (st != TLM__RUNNING) {
 			unlock();
 			return NULL;
 		}
 		tlm__wm_drain(false);
+		W.drained_ns = tlm__now_ns();
 		unlock();
 	}
 }
@@ -244,6 +253,7 @@ int tlm__writer_start(void)
 	tlm__wi_prepare();
 	tlm__wf_check(tlm__modules_sync(tlm__wf.tw));
 	props_start();
+	W.drained_ns = tlm__now_ns(); /* its first drain is due within TLM_DRAIN_MS */
 	unlock();
 	/* the writer must never take the host's signals */
 	sigset_t all, old;
@@ -263,6 +273,23 @@ void tlm__writer_drain_sync(void)
 {
 	lock();
 	tlm__wm_drain(false);
+	unlock();
+}
+
+/* A producer whose ring stayed full for 2 ms (recorder.c): with the writer
+ * thread alive but not scheduled, drain as the hot path may (no allocation,
+ * no loader lock: tlm__wm_drain_help); with none, or none that drained for
+ * a second past two of its intervals (what the producer leaves may wait for
+ * it), do all of its work. */
+void tlm__writer_help_drain(void)
+{
+	lock();
+	uint64_t late_ns = 1000000000ull + 2ull * tlm__cfg.drain_ms * 1000000ull;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started &&
+	    tlm__now_ns() - W.drained_ns < late_ns)
+		tlm__wm_drain_help();
+	else
+		tlm__wm_drain(false);
 	unlock();
 }
 

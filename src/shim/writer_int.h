@@ -35,11 +35,14 @@ void tlm__wf_check(int rc) TLM_HIDDEN; /* keeps the first error; afterwards ever
  * fatal-signal drain. A PYSTACK definition is read from the ring at tail. */
 uint32_t tlm__wi_stack(const uint64_t *ip, uint32_t d, bool no_alloc) TLM_HIDDEN;
 uint32_t tlm__wi_pystack(const struct tlm__ring *r, uint64_t tail, uint32_t native_gid, bool no_alloc) TLM_HIDDEN;
+bool tlm__wi_stack_fits(uint32_t d) TLM_HIDDEN; /* storable without allocating */
+bool tlm__wi_pystack_fits(uint32_t frames, uint32_t bytes) TLM_HIDDEN;
 void tlm__wi_reset(void) TLM_HIDDEN; /* forget all definitions, keep the buffers (fork child) */
 void tlm__wi_prepare(void) TLM_HIDDEN; /* the tables at their first sizes (trace start) */
 
 /* writer_merge.c */
 void tlm__wm_drain(bool no_alloc) TLM_HIDDEN; /* one drain of every ring into the trace */
+void tlm__wm_drain_help(void) TLM_HIDDEN;  /* a producer's drain: no allocation, no loader lock */
 void tlm__wm_drain_final(void) TLM_HIDDEN; /* last drain: passes every in-flight thread */
 void tlm__wm_reset_child(void) TLM_HIDDEN;    /* fork child: drop staging of the parent's rings */
 

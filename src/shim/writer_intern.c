@@ -229,6 +229,20 @@ uint32_t tlm__wi_pystack(const struct tlm__ring *r, uint64_t tail, uint32_t nati
 	return ps.id;
 }
 
+/* Whether a definition can be stored without allocating (a producer's
+ * drain, tlm__wm_drain_help). Conservative for a Python stack: as if each
+ * of its strings were new. */
+bool tlm__wi_stack_fits(uint32_t d)
+{
+	return (I.gs_n + 1) * 2 <= I.gs_cap && I.gips_n + d <= I.gips_cap;
+}
+
+bool tlm__wi_pystack_fits(uint32_t frames, uint32_t bytes)
+{
+	return (I.str_n + 2 * (size_t)frames + 1) * 2 <= I.str_cap && I.spool_n + bytes + 1 <= I.spool_cap &&
+	       (I.ps_n + 1) * 2 <= I.ps_cap && I.pkeys_n + 1 + 3 * (size_t)frames <= I.pkeys_cap;
+}
+
 /* At the trace's start (an ordinary context, where malloc is safe): the
  * tables at their first sizes, so that a drain that may not allocate (a
  * fatal signal, _exit, a termination signal) before any other drain ran

@@ -94,6 +94,23 @@ static struct wring *wstate(struct tlm__ring *r)
 }
 
 static uint64_t stage_cap; /* the first event a drain could not stage */
+static bool helping;       /* a producer drains (tlm__wm_drain_help): defer what needs malloc */
+
+/* The seq of the event the definitions at tail belong to (a producer
+ * publishes them together); 0 (merge nothing) if none is there. */
+static uint64_t event_after(const struct tlm__ring *r, uint64_t tail, uint64_t head)
+{
+	while (tail < head) {
+		const struct tlm__slot *s = &r->slots[tail & r->mask];
+		if (s->type == TLM__SLOT_STACK)
+			tail += 1 + ((uint32_t)s->size + 7) / 8;
+		else if (s->type == TLM__SLOT_PYSTACK)
+			tail += 1 + ((uint32_t)s->addr + 63) / 64;
+		else
+			return s->seq;
+	}
+	return 0;
+}
 
 static void drain_ring(struct tlm__ring *r, bool no_alloc)
 {
@@ -115,6 +132,15 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	while (tail < head) {
 		struct tlm__slot *s = &r->slots[tail & r->mask];
+		if (helping && ((s->type == TLM__SLOT_STACK && !tlm__wi_stack_fits((uint32_t)s->size)) ||
+				(s->type == TLM__SLOT_PYSTACK && !tlm__wi_pystack_fits((uint32_t)s->size, (uint32_t)s->addr)))) {
+			/* the tables must grow: leave it to the writer thread, and
+			 * merge nothing from its event on */
+			uint64_t e = event_after(r, tail, head);
+			if (e < stage_cap)
+				stage_cap = e;
+			break;
+		}
 		if (s->type == TLM__SLOT_STACK) {
 			uint32_t d = (uint32_t)s->size, lid = (uint32_t)s->aux;
 			uint64_t ips[TLM_MAX_STACK_DEPTH];
@@ -337,6 +363,18 @@ void tlm__wm_drain(bool no_alloc)
 		tlm__wd_jobs(final_pass);
 	if (!tlm__wf.failed)
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+}
+
+/* Caller holds the lock. A producer whose ring stayed full while the writer
+ * thread did not run (starved on a loaded machine) drains on its own thread,
+ * on the hot path: without allocating and without the loader lock (no module
+ * scan). A definition the intern tables cannot take without growing stays in
+ * its ring, with what follows it, until the writer thread drains. */
+void tlm__wm_drain_help(void)
+{
+	helping = true;
+	tlm__wm_drain(true);
+	helping = false;
 }
 
 /* The trace ends: write everything, whoever is still inside a hooked call;

@@ -8,6 +8,8 @@
  * made meanwhile. The test runs it with and without libtlm.so: the
  * difference is what recording added (docs/reliability.md: none).
  *   hw_count PAIRS
+ *   hw_count stacks BITS   one pair from each of 2^BITS call paths (new
+ *                          stacks: the trace's stack tables must grow)
  * Not for sanitized builds (their runtimes own malloc).
  */
 #include <dlfcn.h>
@@ -73,15 +75,52 @@ static __attribute__((noinline)) void pairs(unsigned long n)
 	}
 }
 
+/* One pair from the call path that spells i in BITS frames of walk0 and
+ * walk1 (the empty asm after each call keeps it from being a tail call). */
+static void walk(unsigned long i, unsigned bits);
+
+static __attribute__((noinline)) void walk0(unsigned long i, unsigned bits)
+{
+	walk(i, bits);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void walk1(unsigned long i, unsigned bits)
+{
+	walk(i, bits);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void walk(unsigned long i, unsigned bits)
+{
+	if (!bits)
+		pairs(1);
+	else if (i & 1)
+		walk1(i >> 1, bits - 1);
+	else
+		walk0(i >> 1, bits - 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void stacks(unsigned bits)
+{
+	for (unsigned long i = 0; i < 1ul << bits; i++)
+		walk(i, bits);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 10000;
+	unsigned bits = argc > 2 && !strcmp(argv[1], "stacks") ? (unsigned)strtoul(argv[2], NULL, 10) : 0;
+	unsigned long n = argc > 1 && !bits ? strtoul(argv[1], NULL, 10) : 10000;
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&m);
 	pthread_mutex_unlock(&m);
 	pairs(1000); /* first event: trace, ring, writer thread, stack cache */
 	counting = 1;
-	pairs(n);
+	if (bits)
+		stacks(bits);
+	else
+		pairs(n);
 	counting = 0;
 	hw_notef("malloc %llu", n_malloc);
 	hw_notef("free %llu", n_free);

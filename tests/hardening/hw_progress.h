@@ -11,10 +11,12 @@
 struct hw_progress {
 	uint32_t nthreads;
 	_Atomic uint64_t calls_at_exit; /* busyexit: the sum when a thread called _exit */
+	_Atomic uint32_t pause;         /* set by the test: busy threads stop calling */
 	struct hw_progress_thread {
 		_Atomic uint64_t calls;   /* CUDA calls returned (each is one event) */
 		_Atomic uint64_t last_ns; /* CLOCK_MONOTONIC when the last one returned */
-		char pad[48];
+		_Atomic uint32_t paused;  /* this thread saw pause, between two calls */
+		char pad[44];
 	} t[HW_MAX_THREADS];
 };
 

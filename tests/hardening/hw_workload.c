@@ -86,6 +86,14 @@ static void *busy_thread(void *arg)
 	void *live[8] = {0};
 	struct hw_progress_thread *me = &prog->t[id];
 	for (;;) {
+		if (atomic_load_explicit(&prog->pause, memory_order_acquire)) {
+			/* no call in flight: the test may count what was done */
+			atomic_store_explicit(&me->paused, 1, memory_order_release);
+			struct timespec ms = {0, 1000000};
+			while (atomic_load_explicit(&prog->pause, memory_order_acquire))
+				nanosleep(&ms, NULL);
+			atomic_store_explicit(&me->paused, 0, memory_order_relaxed);
+		}
 		unsigned k = xorshift(&seed) % 8;
 		if (live[k]) {
 			if (cudaFree(live[k]) != 0)

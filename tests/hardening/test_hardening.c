@@ -7,12 +7,13 @@
  * flush. Each run has a deadline (a deadlock fails instead of hanging).
  *
  * TLM_TEST_HW_SEED=N replays the random kill moments of a failed run (the
- * seed is printed).
+ * seed is printed); TLM_TEST_HW_ONLY=PATTERN runs only the matching tests.
  */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,12 +72,58 @@ static void expect_consistent(const struct trace *t)
 	assert_int_equal(rp.double_allocs, 0);
 }
 
+/* The run's one trace, loaded: no integrity error, in that state. */
+static void load_only_trace(const struct run *r, struct trace *t, int state)
+{
+	char paths[4][512];
+	assert_int_equal(e2e_traces(r, paths, 4), 1);
+	assert_int_equal(e2e_load(t, paths[0]), 0);
+	assert_int_equal(t->nerrors, 0);
+	assert_int_equal(t->state, state);
+}
+
 /* ---- (a) kill -9 at random moments of a busy multi-threaded run ------- */
+
+static uint64_t progress_calls(const struct hw_progress *prog)
+{
+	uint64_t calls = 0;
+	for (unsigned k = 0; k < prog->nthreads && k < HW_MAX_THREADS; k++)
+		calls += atomic_load_explicit(&prog->t[k].calls, memory_order_acquire);
+	return calls;
+}
 
 #define KILL_RUNS 20
 #define BUSY_THREADS 4
 #define DRAIN_MS 20
 
+/* Polls the trace until it holds n events (every call of a paused
+ * workload: the writer drained them all); false after 30 s. */
+static bool wait_for_events(const char *path, size_t n)
+{
+	size_t have = 0;
+	int loaded = -1;
+	for (uint64_t until = hw_now_ns() + 30000000000ull; hw_now_ns() < until;) {
+		struct trace t;
+		if ((loaded = e2e_load(&t, path)) == 0) {
+			have = t.nev;
+			e2e_free(&t);
+			if (have >= n)
+				return have == n;
+		}
+		msleep(5);
+	}
+	fprintf(stderr, "%s: %zu events of %zu after 30 s (last load: %d)\n", path, have, n, loaded);
+	return false;
+}
+
+/* Every run is killed at a random moment 5..200 ms after the threads'
+ * first call. Even runs die busy, mid-event and maybe mid-drain: the trace
+ * must be a readable, consistent prefix of the run. Odd runs pause the
+ * threads first (between two calls), wait until the trace on disk holds
+ * every call, then die: the loss bound, as events, not time (what the
+ * writer had drained survives SIGKILL, and it drains without an end). How
+ * far the busy runs' last event on disk lies behind the kill depends on how
+ * the machine schedules the writer; it is printed, not asserted. */
 static void test_kill9_random_moments(void **s)
 {
 	(void)s;
@@ -84,45 +131,67 @@ static void test_kill9_random_moments(void **s)
 						    : (unsigned)(hw_now_ns() % 1000000);
 	fprintf(stderr, "kill9: seed %u (TLM_TEST_HW_SEED)\n", seed);
 	srand(seed);
-	/* the loss bound: what the writer had not drained when the process died.
-	 * The writer drains every DRAIN_MS; the slack covers a writer thread
-	 * that is not scheduled at once (4 busy threads on 2 cores, sanitizers) */
-	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
-	const double slack_ms = !sanitized() ? 150 : strstr(first, "tsan") ? 1000 : 400;
 	double worst_gap = 0;
 	size_t worst_missing = 0, total_ev = 0;
 	char nth[8], drain[32];
 	snprintf(nth, sizeof nth, "%d", BUSY_THREADS);
 	snprintf(drain, sizeof drain, "TLM_DRAIN_MS=%d", DRAIN_MS);
 	for (int i = 0; i < KILL_RUNS; i++) {
+		bool paused = i % 2;
 		unsigned delay = 5 + (unsigned)(rand() % 196);
 		const char *args[] = {"busy", nth, NULL};
 		const char *env[] = {drain, NULL};
 		struct hw_proc p;
 		assert_int_equal(hw_start(&p, args, env), 0);
-		/* from the first recorded event on (the trace file exists) */
+		/* the trace file exists once the warm-up's first event came, and
+		 * the progress page (made before the warm-up) is sized */
 		char paths[4][512];
 		size_t n = 0;
 		for (int w = 0; w < 5000 && (n = e2e_traces(&p.r, paths, 4)) == 0; w++)
 			msleep(1);
 		assert_int_equal(n, 1);
+		char pp[600];
+		snprintf(pp, sizeof pp, "%s/progress", p.r.dir);
+		int fd = open(pp, O_RDWR);
+		assert_true(fd >= 0);
+		struct hw_progress *prog = mmap(NULL, sizeof *prog, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(prog != MAP_FAILED);
+		/* The moments count from the first busy call: the warm-up is over,
+		 * so the trace's header is on disk (the file is made a little
+		 * before: a kill in between would leave it empty). */
+		for (int w = 0; w < 30000 && progress_calls(prog) == 0; w++)
+			msleep(1);
+		assert_true(progress_calls(prog) > 0);
 		msleep(delay);
+		uint64_t done = 0, pause_ns = hw_now_ns(), drained_ns = 0;
+		if (paused) {
+			atomic_store(&prog->pause, 1);
+			unsigned stopped = 0;
+			for (int w = 0; w < 30000 && stopped < prog->nthreads; w++) {
+				msleep(1);
+				stopped = 0;
+				for (unsigned k = 0; k < prog->nthreads; k++)
+					stopped += atomic_load(&prog->t[k].paused);
+			}
+			done = progress_calls(prog);
+			bool all = stopped == prog->nthreads && wait_for_events(paths[0], done + 2); /* + warm-up */
+			if (!all) {
+				fprintf(stderr, "kill9 %2d: %u of %u threads paused; the trace never held the %llu calls done\n",
+					i, stopped, prog->nthreads, (unsigned long long)done + 2);
+				kill(p.pid, SIGKILL); /* a paused workload would wait for good */
+				hw_wait(&p, 0);
+			}
+			assert_true(all);
+			drained_ns = hw_now_ns();
+		}
 		uint64_t kill_ns = hw_now_ns();
 		kill(p.pid, SIGKILL);
-		hw_wait(&p, 30000);
+		hw_wait(&p, (unsigned)((kill_ns - p.start_ns) / 1000000) + 30000); /* 30 s from the kill */
 		assert_false(p.timed_out);
 		assert_true(WIFSIGNALED(p.r.status) && WTERMSIG(p.r.status) == SIGKILL);
 
 		/* what the workload had done: its progress page */
-		char pp[600];
-		snprintf(pp, sizeof pp, "%s/progress", p.r.dir);
-		int fd = open(pp, O_RDONLY);
-		assert_true(fd >= 0);
-		struct hw_progress *prog = mmap(NULL, sizeof *prog, PROT_READ, MAP_SHARED, fd, 0);
-		assert_true(prog != MAP_FAILED);
-		uint64_t calls = 0;
-		for (unsigned k = 0; k < prog->nthreads; k++)
-			calls += prog->t[k].calls;
+		uint64_t calls = progress_calls(prog);
 
 		struct trace t;
 		assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
@@ -135,23 +204,28 @@ static void test_kill9_random_moments(void **s)
 		/* nothing recorded that was not done (a call in flight may be
 		 * recorded before its thread counted it) */
 		assert_true(t.nev <= calls + 2 + BUSY_THREADS); /* + main's warm-up */
+		if (paused) /* all of it, still there after the kill */
+			assert_int_equal(t.nev, done + 2);
 		uint64_t last = t.nev ? t.ev[t.nev - 1].time_ns : t.hdr.start_monotonic_ns;
 		double gap = kill_ns > last ? (double)(kill_ns - last) / 1e6 : 0;
 		size_t missing = calls > t.nev ? (size_t)(calls - t.nev) : 0;
-		fprintf(stderr, "kill9 %2d: killed %3u ms in: %8zu events on disk, %7zu not (the last %.1f ms)\n", i,
-			delay, t.nev, missing, gap);
-		if (gap > worst_gap)
+		if (paused)
+			fprintf(stderr, "kill9 %2d: paused %3u ms in: %8zu events on disk, all (on disk %.1f ms after the pause)\n",
+				i, delay, t.nev, (double)(drained_ns - pause_ns) / 1e6);
+		else
+			fprintf(stderr, "kill9 %2d: busy,  %3u ms in: %8zu events on disk, %7zu not (the last %.1f ms)\n", i,
+				delay, t.nev, missing, gap);
+		if (!paused && gap > worst_gap)
 			worst_gap = gap;
 		if (missing > worst_missing)
 			worst_missing = missing;
 		total_ev += t.nev;
-		assert_true(gap <= DRAIN_MS + slack_ms);
 		munmap(prog, sizeof *prog);
 		close(fd);
 		e2e_free(&t);
 		hw_cleanup(&p);
 	}
-	fprintf(stderr, "kill9: %d runs, %zu events read back, at most the last %.1f ms (%zu events) missing\n",
+	fprintf(stderr, "kill9: %d runs, %zu events read back, busy runs at most the last %.1f ms (%zu events) missing\n",
 		KILL_RUNS, total_ev, worst_gap, worst_missing);
 }
 
@@ -256,12 +330,8 @@ static void signal_storm(const char *const *env)
 	fprintf(stderr, "sigstorm: %llu signals sent, %llu handled, %llu events\n", note_ull(&p.r, "sent"), handled,
 		note_ull(&p.r, "events"));
 	assert_true(handled >= 1000);
-	char paths[4][512];
-	assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
 	struct trace t;
-	assert_int_equal(e2e_load(&t, paths[0]), 0);
-	assert_int_equal(t.nerrors, 0);
-	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	load_only_trace(&p.r, &t, TLM_TRACE_CLEAN);
 	assert_int_equal(t.lost, 0);
 	assert_int_equal(t.nev, note_ull(&p.r, "events") + 2); /* every event (+ main's warm-up) */
 	expect_consistent(&t);
@@ -301,12 +371,8 @@ static void test_calls_from_atexit_and_destructor(void **s)
 	assert_null(e2e_note(&p.r, "dtor_alloc_failed"));
 	/* main 1 pair, two atexit handlers 1 pair each, the destructor 3 */
 	assert_int_equal(p.r.ntruth, 12);
-	char paths[4][512];
-	assert_int_equal(e2e_traces(&p.r, paths, 4), 1);
 	struct trace t;
-	assert_int_equal(e2e_load(&t, paths[0]), 0);
-	assert_int_equal(t.nerrors, 0);
-	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	load_only_trace(&p.r, &t, TLM_TRACE_CLEAN);
 	fprintf(stderr, "late: %zu events (%zu after END), %llu counted lost\n", t.nev, t.events_after_end,
 		(unsigned long long)t.lost);
 	/* every call is in the trace or counted as lost */
@@ -320,19 +386,64 @@ static void test_calls_from_atexit_and_destructor(void **s)
 
 /* ---- the hot path allocates nothing and takes no mutex ----------------- */
 
-static void count_run(int plain, unsigned long long out[3])
+static int cmp_u32(const void *a, const void *b)
 {
-	const char *args[] = {"20000", NULL};
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The distinct stack ids of events [from, nev); -1 if one has none or
+ * names a stack the trace does not define. */
+static long distinct_stacks(const struct trace *t, size_t from)
+{
+	size_t n = t->nev - from;
+	uint32_t *id = malloc(n * sizeof *id);
+	assert_non_null(id);
+	for (size_t i = 0; i < n; i++)
+		id[i] = t->ev[from + i].stack_id;
+	qsort(id, n, sizeof *id, cmp_u32);
+	long d = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!id[i] || id[i] >= t->nstacks || !t->stack_first[id[i]]) {
+			free(id);
+			return -1;
+		}
+		d += !i || id[i] != id[i - 1];
+	}
+	free(id);
+	return d;
+}
+
+/* env: NULL, or the starved writer (see the test); bits: 0 for 20000
+ * pairs from one call path, else one pair from each of 2^bits paths. Under
+ * libtlm, every event is in the trace, 1000 warm-up pairs first. */
+static void count_run(int plain, const char *const *env, unsigned bits, unsigned long long out[3])
+{
+	char nb[16];
+	snprintf(nb, sizeof nb, "%u", bits);
+	const char *args1[] = {"20000", NULL}, *args2[] = {"stacks", nb, NULL};
+	const char **args = bits ? args2 : args1;
 	struct hw_proc p;
 	hw_program = getenv("TLM_TEST_HW_COUNT");
 	hw_no_preload = plain;
-	assert_int_equal(hw_run(&p, args, NULL, 60000), 0);
+	assert_int_equal(hw_run(&p, args, env, 60000), 0);
 	expect_exit0(&p);
 	out[0] = note_ull(&p.r, "malloc");
 	out[1] = note_ull(&p.r, "free");
 	out[2] = note_ull(&p.r, "mutex");
-	char paths[4][512];
-	assert_int_equal(e2e_traces(&p.r, paths, 4), plain ? 0 : 1);
+	if (plain) {
+		char paths[1][512];
+		assert_int_equal(e2e_traces(&p.r, paths, 1), 0);
+	} else {
+		struct trace t;
+		load_only_trace(&p.r, &t, TLM_TRACE_CLEAN);
+		assert_int_equal(t.lost, 0);
+		assert_int_equal(t.nev, 2 * (1000 + (bits ? 1u << bits : 20000)));
+		/* each path's cudaMalloc and cudaFree: a stack of its own */
+		if (bits)
+			assert_int_equal(distinct_stacks(&t, 2000), 2 << bits);
+		e2e_free(&t);
+	}
 	hw_cleanup(&p);
 }
 
@@ -342,19 +453,52 @@ static void test_hot_path_no_malloc_no_mutex(void **s)
 	/* the sanitizer runtimes own malloc; the normal build checks this */
 	if (sanitized())
 		skip();
-	unsigned long long tlm[3], plain[3];
-	count_run(0, tlm);
-	count_run(1, plain);
-	fprintf(stderr, "hot path, 20000 pairs: malloc %llu/%llu, free %llu/%llu, mutex %llu/%llu (tlm/plain)\n",
-		tlm[0], plain[0], tlm[1], plain[1], tlm[2], plain[2]);
+	/* Twice: as usual, and with a writer thread that is not scheduled for
+	 * 50 ms before each drain, as on a loaded machine: the main thread's
+	 * ring fills and, after 2 ms, it drains on its own thread
+	 * (tlm__writer_help_drain), which must not allocate either. That used
+	 * to scan the module map (strdup of a path new since the writer's last
+	 * drain): malloc 1 in 2 of 100 runs under load, every run here. */
+	const char *starved[] = {"TLM_DEBUG_WRITER_DELAY_MS=50", NULL};
+	unsigned long long tlm[3], slow[3], plain[3];
+	count_run(0, NULL, 0, tlm);
+	count_run(0, starved, 0, slow);
+	count_run(1, NULL, 0, plain);
+	fprintf(stderr,
+		"hot path, 20000 pairs: malloc %llu/%llu/%llu, free %llu/%llu/%llu, mutex %llu/%llu/%llu "
+		"(tlm/tlm with a starved writer/plain)\n",
+		tlm[0], slow[0], plain[0], tlm[1], slow[1], plain[1], tlm[2], slow[2], plain[2]);
 	assert_int_equal(tlm[0], plain[0]);
 	assert_int_equal(tlm[1], plain[1]);
+	assert_int_equal(slow[0], plain[0]);
+	assert_int_equal(slow[1], plain[1]);
 	/* Mutexes: none per event. The first event of a thread and each miss
 	 * of the unwind cache (a call path seen for the first time) unwind with
 	 * libunwind, which walks the loaded objects under glibc's loader lock;
 	 * this run has a handful of call paths, so a small fixed number (22
 	 * here) for 40000 events. */
 	assert_true(tlm[2] >= plain[2] && tlm[2] - plain[2] <= 64);
+	assert_true(slow[2] >= plain[2] && slow[2] - plain[2] <= 64);
+}
+
+/* The same with 4096 new call paths, a small ring and the starved writer:
+ * the producer's own drains meet stack definitions the trace's tables can
+ * only take by growing (past 2048 stacks, 65536 frames). They wait in the
+ * ring for the writer thread, which may allocate; none is lost, none
+ * allocated on the hot path (before: malloc 4, free 2 here). */
+static void test_hot_path_new_stacks_starved_writer(void **s)
+{
+	(void)s;
+	if (sanitized())
+		skip();
+	const char *starved[] = {"TLM_DEBUG_WRITER_DELAY_MS=50", "TLM_RING_SIZE=1024", NULL};
+	unsigned long long slow[3], plain[3];
+	count_run(0, starved, 12, slow);
+	count_run(1, NULL, 12, plain);
+	fprintf(stderr, "hot path, 4096 call paths: malloc %llu/%llu, free %llu/%llu (tlm with a starved writer/plain)\n",
+		slow[0], plain[0], slow[1], plain[1]);
+	assert_int_equal(slow[0], plain[0]);
+	assert_int_equal(slow[1], plain[1]);
 }
 
 /* ---- setuid/setgid processes: libtlm does nothing ---------------------- */
@@ -446,7 +590,10 @@ int main(void)
 		cmocka_unit_test(test_signal_storm_full_rings),
 		cmocka_unit_test(test_calls_from_atexit_and_destructor),
 		cmocka_unit_test(test_hot_path_no_malloc_no_mutex),
+		cmocka_unit_test(test_hot_path_new_stacks_starved_writer),
 		cmocka_unit_test(test_setuid_process_ignored),
 	};
+	if (getenv("TLM_TEST_HW_ONLY"))
+		cmocka_set_test_filter(getenv("TLM_TEST_HW_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../trace/tt.h"
 
@@ -122,6 +123,19 @@ struct tlm_report *rt_report(const char *path)
 		abort();
 	}
 	tlm_report_set_resolver(r, rt_resolve, NULL);
+	return r;
+}
+
+struct tlm_report *rt_build(struct rt *t, bool end, uint64_t end_t, char **pathp)
+{
+	char *path = rt_close(t, end, end_t);
+	struct tlm_report *r = rt_report(path);
+	if (pathp)
+		*pathp = path;
+	else {
+		unlink(path);
+		free(path);
+	}
 	return r;
 }
 

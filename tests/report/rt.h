@@ -36,6 +36,8 @@ char *rt_close(struct rt *t, bool with_end, uint64_t end_time);
 
 /* Builds the report of path (asserts it opens) with the fake symbolizer. */
 struct tlm_report *rt_report(const char *path);
+/* rt_close then rt_report; the trace is removed unless pathp takes its path. */
+struct tlm_report *rt_build(struct rt *t, bool end, uint64_t end_t, char **pathp);
 /* Fake symbolizer: "fn_<ip hex>" in "src/f<ip hex>.c" at line ip % 1000,
  * module "/opt/app/libapp.so"; rt_hostile() switches to hostile strings. */
 size_t rt_resolve(void *ctx, uint64_t ip, struct tlm_frame *out, size_t max);
