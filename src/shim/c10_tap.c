@@ -79,7 +79,9 @@ static int find_in(struct dl_phdr_info *info, size_t size, void *ctx)
 	if (!h)
 		return 0;
 	f->sym = tlm__real_dlsym(h, f->name);
-	dlclose(h);
+	/* not our dlclose hook: its drain, inside dl_iterate_phdr, would wait
+	 * for a writer thread that waits for the loader lock we hold */
+	tlm__real_dlclose(h);
 	return f->sym != NULL;
 }
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "shim/edges.h"
+#include "shim/devmem.h"
 #include "shim/ring.h"
 
 #define RTLD_NEXT_HANDLE ((void *)-1l)
@@ -236,6 +237,7 @@ static void parent_end(void *unused)
 	(void)unused;
 	atomic_store(&parent_end_armed, 0);
 	if (tlm__forkguard_mine() && atomic_load(&tlm__state) == TLM__RUNNING) {
+		tlm__nvml_forbid_load();
 		tlm__writer_finish();
 		tlm__summary(tlm__writer_path());
 	}

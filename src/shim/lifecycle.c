@@ -293,13 +293,18 @@ TLM_EXPORT int execle(const char *path, const char *arg, ...)
 /* dlclose: write out the stacks that may point into the object first, while
  * the module map still holds it. */
 typedef int (*dlclose_fn)(void *);
-TLM_EXPORT int dlclose(void *handle)
+int tlm__real_dlclose(void *handle)
 {
 	static dlclose_fn f;
 	if (!f)
 		f = (dlclose_fn)real("dlclose");
+	return f(handle);
+}
+
+TLM_EXPORT int dlclose(void *handle)
+{
 	int s = atomic_load(&tlm__state);
 	if ((s == TLM__RUNNING || s == TLM__CLOSED) && tlm__forkguard_mine())
-		tlm__writer_drain_sync();
-	return f(handle);
+		tlm__writer_drain_sync_bounded(200);
+	return tlm__real_dlclose(handle);
 }

@@ -115,9 +115,23 @@ static void *handle(int device, int *status)
 	return dev[device].tried == 1 ? dev[device].h : NULL;
 }
 
+/* A vfork child's exit ends the parent's trace from a TLS destructor of the
+ * parent's exit: too late to load a library (its constructors would run in
+ * the middle of exit); NVML answers only if it is loaded already. */
+static bool no_load;
+
+void tlm__nvml_forbid_load(void)
+{
+	no_load = true;
+}
+
 void tlm__nvml_procs(int device, struct tlm_rec_devprocs *out)
 {
 	out->n = 0;
+	if (!state && no_load) {
+		out->status = TLM_DEVPROCS_NO_NVML;
+		return;
+	}
 	if (!state)
 		load();
 	if (state != 1) {

@@ -161,6 +161,8 @@ uint64_t tlm__device_total_bytes(int16_t ordinal) TLM_HIDDEN; /* 0 when unknown 
 int tlm__writer_start(void) TLM_HIDDEN;      /* opens the trace, starts the thread */
 void tlm__writer_kick(void) TLM_HIDDEN;      /* wake the writer now */
 void tlm__writer_drain_sync(void) TLM_HIDDEN;/* drain on this thread (under the writer lock) */
+bool tlm__writer_drain_sync_bounded(unsigned ms) TLM_HIDDEN; /* the same; false: lock not had within ms */
+int tlm__real_dlclose(void *handle) TLM_HIDDEN; /* dlclose without our pre-unload drain */
 void tlm__writer_help_drain(void) TLM_HIDDEN;/* a producer helps a starved writer (no malloc) */
 void tlm__writer_finish(void) TLM_HIDDEN;    /* final drain + END record */
 void tlm__writer_signal(int signo) TLM_HIDDEN; /* async-signal path: drain what can be, SIGNAL record */

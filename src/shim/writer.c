@@ -276,6 +276,20 @@ void tlm__writer_drain_sync(void)
 	unlock();
 }
 
+/* The same, waiting at most ms for the lock: before a host's dlclose, which
+ * may come from inside a dl_iterate_phdr callback (the loader lock held)
+ * while the writer thread, holding our lock, waits for that loader lock in
+ * its module scan. Giving up costs only the symbols of stacks into an
+ * object that is really unloaded; waiting would hang the host. */
+bool tlm__writer_drain_sync_bounded(unsigned ms)
+{
+	if (!trylock_for_ms(ms))
+		return false;
+	tlm__wm_drain(false);
+	unlock();
+	return true;
+}
+
 /* A producer whose ring stayed full for 2 ms (recorder.c): with the writer
  * thread alive but not scheduled, drain as the hot path may (no allocation,
  * no loader lock: tlm__wm_drain_help); with none, or none that drained for
