@@ -38,25 +38,7 @@ static int64_t job_off(const struct tlm_job *j, uint64_t realtime)
 	return (int64_t)(realtime - j->start_realtime_ns);
 }
 
-static void th(FILE *f, const char *cols)
-{
-	/* names separated by '|'; a leading '#' right-aligns */
-	fputs("<thead><tr>", f);
-	for (const char *p = cols; *p;) {
-		const char *e = strchr(p, '|');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		bool num = *p == '#';
-		fprintf(f, "<th%s>%.*s</th>", num ? " class=\"num\"" : "", (int)(n - num), p + num);
-		p += n + (e ? 1 : 0);
-	}
-	fputs("</tr></thead>\n", f);
-}
 
-static void bytes_cell(FILE *f, uint64_t b)
-{
-	char h[32];
-	fprintf(f, "<td class=\"num\" title=\"%" PRIu64 " bytes\">%s</td>", b, tlm__html_human(h, sizeof h, b));
-}
 
 static void opt_cell(FILE *f, int64_t v)
 {
@@ -207,7 +189,7 @@ static size_t timeline(FILE *f, const struct tlm_job *j, const uint32_t *pids, s
 static void processes(FILE *f, const struct tlm_job *j, const uint32_t *pids)
 {
 	fputs("<h2 id=\"processes\">Processes</h2>\n<table class=\"processes\">", f);
-	th(f, "#rank|#local|role|host|#pid|#dev|#peak reserved|#peak allocated|#leaks|#OOMs|#start|exit|track");
+	tlm__html_th(f, "#rank|#local|role|host|#pid|#dev|#peak reserved|#peak allocated|#leaks|#OOMs|#start|exit|track");
 	fputs("<tbody>\n", f);
 	size_t track = 0;
 	for (size_t i = 0; i < j->nprocs; i++) {
@@ -224,8 +206,8 @@ static void processes(FILE *f, const struct tlm_job *j, const uint32_t *pids)
 		tlm__html(f, p->host);
 		fprintf(f, "</td><td class=\"num\">%" PRIu32 "</td>", p->pid);
 		opt_cell(f, p->device);
-		bytes_cell(f, p->peak_reserved);
-		bytes_cell(f, p->peak_allocated);
+		tlm__html_bytes_cell(f, p->peak_reserved);
+		tlm__html_bytes_cell(f, p->peak_allocated);
 		fprintf(f, "<td class=\"num\">%" PRIu64 "</td><td class=\"num\">%" PRIu64 "</td>", p->leak_sites, p->ooms);
 		tlm_job_secs(st, sizeof st, job_off(j, p->start_realtime_ns));
 		fprintf(f, "<td class=\"num\">%s</td><td>%s</td>", st, p->exit);
@@ -240,15 +222,15 @@ static void processes(FILE *f, const struct tlm_job *j, const uint32_t *pids)
 static void spread_row(FILE *f, const struct tlm_job *j, const char *what, const struct tlm_job_spread *s)
 {
 	fprintf(f, "<tr><td>%s</td>", what);
-	bytes_cell(f, s->min);
+	tlm__html_bytes_cell(f, s->min);
 	fputs("<td>", f);
 	name_of(f, j, s->min_proc);
 	fputs("</td>", f);
-	bytes_cell(f, s->max);
+	tlm__html_bytes_cell(f, s->max);
 	fputs("<td>", f);
 	name_of(f, j, s->max_proc);
 	fputs("</td>", f);
-	bytes_cell(f, s->max - s->min);
+	tlm__html_bytes_cell(f, s->max - s->min);
 	fputs("</tr>\n", f);
 }
 
@@ -261,7 +243,7 @@ static void across(FILE *f, const struct tlm_job *j)
 		return;
 	}
 	fputs("<table class=\"across\">", f);
-	th(f, "peak|#min|min at|#max|max at|#spread");
+	tlm__html_th(f, "peak|#min|min at|#max|max at|#spread");
 	fputs("<tbody>\n", f);
 	spread_row(f, j, "reserved", &j->peak_reserved);
 	spread_row(f, j, "allocated", &j->peak_allocated);
@@ -274,19 +256,19 @@ static void across(FILE *f, const struct tlm_job *j)
 	fputs("<p class=\"meta\">Device memory each site held at each one's allocated peak (0 where it did "
 	      "not have the site).</p>\n<table class=\"diffs\">",
 	      f);
-	th(f, "site|#spread|#least|least at|#most|most at");
+	tlm__html_th(f, "site|#spread|#least|least at|#most|most at");
 	fputs("<tbody>\n", f);
 	for (size_t i = 0; i < j->ndiffs; i++) {
 		const struct tlm_job_diff *d = &j->diffs[i];
 		fputs("<tr class=\"diff\"><td><code>", f);
 		tlm__html(f, d->key);
 		fputs("</code></td>", f);
-		bytes_cell(f, d->max - d->min);
-		bytes_cell(f, d->min);
+		tlm__html_bytes_cell(f, d->max - d->min);
+		tlm__html_bytes_cell(f, d->min);
 		fputs("<td>", f);
 		name_of(f, j, d->min_proc);
 		fputs("</td>", f);
-		bytes_cell(f, d->max);
+		tlm__html_bytes_cell(f, d->max);
 		fputs("<td>", f);
 		name_of(f, j, d->max_proc);
 		fputs("</td></tr>\n", f);
@@ -305,7 +287,7 @@ static void ooms(FILE *f, const struct tlm_job *j)
 	fprintf(f, "<p class=\"meta\">%zu process%s hit an OOM; the first %zu in job time order:</p>\n"
 		   "<table class=\"ooms\">",
 		j->noom_procs, j->noom_procs == 1 ? "" : "es", n);
-	th(f, "#|process|host|#pid|#at|#requested|#dev|#OOMs");
+	tlm__html_th(f, "#|process|host|#pid|#at|#requested|#dev|#OOMs");
 	fputs("<tbody>\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct tlm_job_proc *p = &j->procs[j->oom_order[i]];
@@ -316,7 +298,7 @@ static void ooms(FILE *f, const struct tlm_job *j)
 		fputs("</td><td>", f);
 		tlm__html(f, p->host);
 		fprintf(f, "</td><td class=\"num\">%" PRIu32 "</td><td class=\"num\">%s</td>", p->pid, ts);
-		bytes_cell(f, p->first_oom_requested);
+		tlm__html_bytes_cell(f, p->first_oom_requested);
 		fprintf(f, "<td class=\"num\">%d</td><td class=\"num\">%" PRIu64 "</td></tr>\n", p->first_oom_device,
 			p->ooms);
 	}

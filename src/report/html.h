@@ -31,6 +31,8 @@
  * " and ' become entities; control characters and invalid UTF-8 U+FFFD. */
 void tlm__html(FILE *f, const char *s);
 char *tlm__html_human(char *buf, size_t n, uint64_t b);
+void tlm__html_th(FILE *f, const char *cols);        /* <thead>: 'a|#b' (# = numeric) */
+void tlm__html_bytes_cell(FILE *f, uint64_t b);     /* <td class=num> human, exact title */
 void tlm__html_dev_label(char *buf, size_t n, int device, int kind);
 /* One line naming a site, and its whole stack in an expandable element. */
 void tlm__html_site_name(FILE *f, struct tlm_report *r, uint32_t stack_id);

@@ -216,3 +216,24 @@ void tlm__html_head(FILE *f, struct tlm_report *r)
 	if (r->lost_events)
 		fputs("<p class=\"note\">Events were lost in drop mode: every figure may be low.</p>\n", f);
 }
+
+/* A table head: names separated by '|'; a leading '#' right-aligns. */
+void tlm__html_th(FILE *f, const char *cols)
+{
+	fputs("<thead><tr>", f);
+	for (const char *p = cols; *p;) {
+		const char *e = strchr(p, '|');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		bool num = *p == '#';
+		fprintf(f, "<th%s>%.*s</th>", num ? " class=\"num\"" : "", (int)(n - num), p + num);
+		p += n + (e ? 1 : 0);
+	}
+	fputs("</tr></thead>\n", f);
+}
+
+/* A right-aligned cell of bytes, human-readable, exact in its title. */
+void tlm__html_bytes_cell(FILE *f, uint64_t b)
+{
+	char h[32];
+	fprintf(f, "<td class=\"num\" title=\"%" PRIu64 " bytes\">%s</td>", b, tlm__html_human(h, sizeof h, b));
+}

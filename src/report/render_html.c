@@ -27,19 +27,6 @@
 
 /* ---- tables ------------------------------------------------------------- */
 
-static void th(FILE *f, const char *cols)
-{
-	/* cols: names separated by '|'; a leading '#' right-aligns */
-	fputs("<thead><tr>", f);
-	for (const char *p = cols; *p;) {
-		const char *e = strchr(p, '|');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		bool num = *p == '#';
-		fprintf(f, "<th%s>%.*s</th>", num ? " class=\"num\"" : "", (int)(n - num), p + num);
-		p += n + (e ? 1 : 0);
-	}
-	fputs("</tr></thead>\n", f);
-}
 
 static void dev_cell(FILE *f, int device)
 {
@@ -49,11 +36,6 @@ static void dev_cell(FILE *f, int device)
 		fprintf(f, "<td class=\"num\">%d</td>", device);
 }
 
-static void bytes_cell(FILE *f, uint64_t b)
-{
-	char h[32];
-	fprintf(f, "<td class=\"num\" title=\"%" PRIu64 " bytes\">%s</td>", b, tlm__html_human(h, sizeof h, b));
-}
 
 static void memory_table(FILE *f, const struct tlm_report *r)
 {
@@ -63,7 +45,7 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 		return;
 	}
 	fputs("<table class=\"memory\">", f);
-	th(f, "#dev|kind|#peak allocated|#at|#reserved then|#frag|#peak reserved|#at|#ext|#live at end|#allocs");
+	tlm__html_th(f, "#dev|kind|#peak allocated|#at|#reserved then|#frag|#peak reserved|#at|#ext|#live at end|#allocs");
 	fputs("<tbody>\n", f);
 	char t[32];
 	for (size_t i = 0; i < r->ndevices; i++) {
@@ -71,17 +53,17 @@ static void memory_table(FILE *f, const struct tlm_report *r)
 		fputs("<tr class=\"device\">", f);
 		dev_cell(f, d->device);
 		fprintf(f, "<td>%s</td>", tlm__mkind_name(d->kind));
-		bytes_cell(f, d->peak_allocated);
+		tlm__html_bytes_cell(f, d->peak_allocated);
 		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_allocated_ns));
-		bytes_cell(f, d->reserved_at_peak_allocated);
+		tlm__html_bytes_cell(f, d->reserved_at_peak_allocated);
 		fprintf(f, "<td class=\"num\">%.2f</td>", d->frag_at_peak);
-		bytes_cell(f, d->peak_reserved);
+		tlm__html_bytes_cell(f, d->peak_reserved);
 		fprintf(f, "<td class=\"num\">%s</td>", tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		if (d->ext_known)
 			fprintf(f, "<td class=\"num\">%.2f</td>", d->ext_frag_at_peak);
 		else
 			fputs("<td class=\"num\" title=\"blocks unknown: no allocator tap\">-</td>", f);
-		bytes_cell(f, d->live_bytes_at_end);
+		tlm__html_bytes_cell(f, d->live_bytes_at_end);
 		fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", d->live_allocs_at_end);
 		fputs("</tr>\n", f);
 	}
@@ -120,11 +102,11 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 			tlm__html_human(h, sizeof h, bytes), count, count == 1 ? "" : "s");
 	fprintf(f, "<table class=\"sites %s\">", id);
 	if (k == LIVE || k == GC)
-		th(f, "##|#dev|#bytes|#allocations|#first|#last|allocated at");
+		tlm__html_th(f, "##|#dev|#bytes|#allocations|#first|#last|allocated at");
 	else if (k == LEAK)
-		th(f, "##|#dev|#bytes|#allocations|#growth|#first|#last|allocated at");
+		tlm__html_th(f, "##|#dev|#bytes|#allocations|#growth|#first|#last|allocated at");
 	else
-		th(f, "##|#dev|#size|#cycles|#per second|allocated at");
+		tlm__html_th(f, "##|#dev|#size|#cycles|#per second|allocated at");
 	fputs("<tbody>\n", f);
 	struct tlm__labels L; /* the rows shown are one screen (labels.c) */
 	tlm__labels_sites(&L, r, s, n < HTML_SITES ? n : HTML_SITES, TLM__HTML_SEP);
@@ -132,10 +114,10 @@ static void site_table(FILE *f, struct tlm_report *r, const char *id, const char
 		fprintf(f, "<tr class=\"site\"><td class=\"num\">%zu</td>", i + 1);
 		dev_cell(f, s[i].device);
 		if (k == CHURN) {
-			bytes_cell(f, s[i].size);
+			tlm__html_bytes_cell(f, s[i].size);
 			fprintf(f, "<td class=\"num\">%" PRIu64 "</td><td class=\"num\">%.1f</td>", s[i].count, s[i].rate);
 		} else {
-			bytes_cell(f, s[i].bytes);
+			tlm__html_bytes_cell(f, s[i].bytes);
 			fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", s[i].count);
 			if (k == LEAK)
 				fprintf(f, "<td class=\"num\">+%s/s</td>", tlm__html_human(h, sizeof h, tlm__clamp_u64(s[i].rate)));
@@ -166,7 +148,7 @@ static void at_peak_table(FILE *f, struct tlm_report *r)
 	      "<b>Persistent</b>: still live at the end (weights, optimizer state, leaks).</p>\n",
 	      f);
 	fputs("<table class=\"sites at-peak\">", f);
-	th(f, "##|#dev|kind|#bytes|#allocations|#transient|#persistent|allocated at");
+	tlm__html_th(f, "##|#dev|kind|#bytes|#allocations|#transient|#persistent|allocated at");
 	fputs("<tbody>\n", f);
 	struct tlm__labels L;
 	tlm__labels_peak(&L, r, r->at_peak, r->nat_peak < HTML_SITES ? r->nat_peak : HTML_SITES, TLM__HTML_SEP);
@@ -175,10 +157,10 @@ static void at_peak_table(FILE *f, struct tlm_report *r)
 		fprintf(f, "<tr class=\"site\"><td class=\"num\">%zu</td>", i + 1);
 		dev_cell(f, s->device);
 		fprintf(f, "<td>%s</td>", tlm__mkind_name(s->kind));
-		bytes_cell(f, s->bytes);
+		tlm__html_bytes_cell(f, s->bytes);
 		fprintf(f, "<td class=\"num\">%" PRIu64 "</td>", s->count);
-		bytes_cell(f, s->bytes - s->persistent_bytes);
-		bytes_cell(f, s->persistent_bytes);
+		tlm__html_bytes_cell(f, s->bytes - s->persistent_bytes);
+		tlm__html_bytes_cell(f, s->persistent_bytes);
 		fputs("<td>", f);
 		tlm__html_stack_label(f, r, s->stack_id, tlm__label(&L, i));
 		fputs("</td></tr>\n", f);
@@ -199,7 +181,7 @@ static void oom_table(FILE *f, struct tlm_report *r)
 	}
 	fprintf(f, "<p class=\"meta\">%" PRIu64 " failed allocation%s.</p>\n<table class=\"ooms\">", r->ooms_total,
 		r->ooms_total == 1 ? "" : "s");
-	th(f, "#time|#dev|kind|#requested|#device free|#reserved but free|#largest gap|#frag|verdict|at");
+	tlm__html_th(f, "#time|#dev|kind|#requested|#device free|#reserved but free|#largest gap|#frag|verdict|at");
 	fputs("<tbody>\n", f);
 	char t[32];
 	size_t no = r->nooms < HTML_OOMS ? r->nooms : HTML_OOMS;
@@ -220,10 +202,10 @@ static void oom_table(FILE *f, struct tlm_report *r)
 		fprintf(f, "<tr class=\"oom-row\"><td class=\"num\">%s</td>", tlm__secs(t, sizeof t, o->time_ns));
 		dev_cell(f, o->device);
 		fprintf(f, "<td>%s</td>", tlm__mkind_name(o->kind));
-		bytes_cell(f, o->requested);
-		bytes_cell(f, o->device_free);
-		bytes_cell(f, o->reserved_free);
-		bytes_cell(f, o->largest_free);
+		tlm__html_bytes_cell(f, o->requested);
+		tlm__html_bytes_cell(f, o->device_free);
+		tlm__html_bytes_cell(f, o->reserved_free);
+		tlm__html_bytes_cell(f, o->largest_free);
 		fprintf(f, "<td class=\"num\">%.2f</td><td><b>%s</b></td><td>", o->frag, tlm__verdict_name(o->verdict));
 		tlm__html_stack_label(f, r, o->stack_id, tlm__label(&L, i));
 		fputs("</td></tr>\n", f);

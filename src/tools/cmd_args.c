@@ -40,3 +40,15 @@ int tlm__parse_bytes(const char *s, uint64_t *out)
 	*out = (uint64_t)v << shift;
 	return 0;
 }
+
+int tlm__parse_threads(const char *s, unsigned *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	unsigned long t = strtoul(s, &end, 10);
+	if (!t || *end || t > 256)
+		return -1;
+	*out = (unsigned)t;
+	return 0;
+}

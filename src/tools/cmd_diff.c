@@ -125,11 +125,8 @@ int tlm_cmd_diff(int argc, char **argv)
 		} else if (so) {
 			continue;
 		} else if (!dashdash && !strcmp(a, "--threads")) {
-			char *end;
-			unsigned long t = ++i < argc ? strtoul(argv[i], &end, 10) : 0;
-			if (!t || *end || t > 256)
+			if (tlm__parse_threads(++i < argc ? argv[i] : NULL, &threads))
 				return usage_error("%s needs a number of threads, 1 to 256", a);
-			threads = (unsigned)t;
 		} else if (!dashdash && !strcmp(a, "--")) {
 			dashdash = true;
 		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {

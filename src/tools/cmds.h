@@ -25,5 +25,7 @@ int tlm_cmd_whatif(int argc, char **argv);
 /* A byte count: "1000", "64K", "2M", "1G", "1T", "1KiB", "512B" (1024-based);
  * 0 on success, -1 for anything else or an overflow (cmd_args.c). */
 int tlm__parse_bytes(const char *s, uint64_t *out);
+/* --threads' value: 1..256; 0 on success, -1 otherwise (NULL: missing). */
+int tlm__parse_threads(const char *s, unsigned *out);
 
 #endif
