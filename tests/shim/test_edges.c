@@ -311,6 +311,26 @@ static void test_failed_exec_goes_on(void **s)
 	e2e_free(&t);
 }
 
+/* A host's dlclose from inside a dl_iterate_phdr callback while the writer
+ * thread waits for the loader lock in its module scan (TLM_DRAIN_MS=1): the
+ * run ends, and its trace is whole. */
+static void test_dlclose_inside_dl_iterate_phdr(void **s)
+{
+	(void)s;
+	const char *args[] = {"dlclose-in-iterate", NULL};
+	const char *env[] = {"TLM_DRAIN_MS=1", NULL};
+	struct run r;
+	assert_int_equal(e2e_run(&r, args, env), 0);
+	show_on_failure(&r, WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_true(WIFEXITED(r.status));
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	struct trace t;
+	load_single(&r, &t);
+	assert_int_equal(t.state, TLM_TRACE_CLEAN);
+	assert_int_equal(e2e_compare(&t, r.truth, r.ntruth), 0);
+	e2e_free(&t);
+}
+
 /* SIGCHLD ignored, or reaped by a handler: the summary neither spins nor
  * shows the host a child */
 static void test_summary_with_host_sigchld(void **s)
@@ -369,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_raw_fork_child_recognised),
 		cmocka_unit_test(test_vfork_child_exit_leaves_parent_alone),
 		cmocka_unit_test(test_failed_exec_goes_on),
+		cmocka_unit_test(test_dlclose_inside_dl_iterate_phdr),
 		cmocka_unit_test(test_summary_with_host_sigchld),
 		cmocka_unit_test(test_relative_output_survives_chdir),
 	};

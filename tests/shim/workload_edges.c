@@ -3,9 +3,12 @@
  * workload_edges.c - the edges of a process (issue 13): _exit, termination
  * signals at their default action, the host's view of its dispositions,
  * descriptors closed or replaced under the trace, RLIMIT_FSIZE, children made
- * without fork() (raw SYS_fork, vfork + exit), a failed exec, SIGCHLD.
+ * without fork() (raw SYS_fork, vfork + exit), a failed exec, SIGCHLD, a
+ * dlclose from inside a dl_iterate_phdr callback.
  */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -252,6 +255,35 @@ static int vfork_exit(void)
 }
 
 /* the exec fails: the trace goes on, batched as before */
+/* dlclose inside a dl_iterate_phdr callback, the loader lock held, while
+ * the writer thread (TLM_DRAIN_MS=1) waits for that lock in its module scan
+ * with its own lock held: the dlclose hook must not wait for it for good. */
+static int dl_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	int *done = ctx;
+	if (*done || !info->dlpi_name || !strstr(info->dlpi_name, "libc.so"))
+		return 0;
+	*done = 1;
+	allocs(1, 4096); /* an event, so the writer thread has a drain to do */
+	msleep(150);     /* it is in its module scan by now, waiting for our lock */
+	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	wl_check(h != NULL, "dlopen libc NOLOAD");
+	dlclose(h);
+	return 1;
+}
+
+static int dlclose_in_iterate(void)
+{
+	int done = 0;
+	alarm(20); /* a hang ends as SIGALRM, which the test reports */
+	allocs(1, 1024);
+	dl_iterate_phdr(dl_cb, &done);
+	wl_check(done, "libc in dl_iterate_phdr");
+	allocs(1, 2048);
+	return 0;
+}
+
 static int exec_fail(void)
 {
 	allocs(1, 9000);
@@ -319,6 +351,8 @@ int wl_edges(int argc, char **argv)
 		return vfork_exit();
 	if (!strcmp(s, "exec-fail"))
 		return exec_fail();
+	if (!strcmp(s, "dlclose-in-iterate"))
+		return dlclose_in_iterate();
 	if (!strcmp(s, "sigchld"))
 		return sigchld(argc > 2 ? argv[2] : "ign");
 	fprintf(stderr, "workload: unknown scenario %s\n", s);
