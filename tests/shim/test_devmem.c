@@ -311,8 +311,9 @@ static void test_no_nvml(void **state)
 
 /* 8 threads allocating and freeing at once on device 0: a readable trace,
  * samples numbered in order, each right after an event (transcript checks
- * it) and completed once; the run ends with nothing reserved, so the last
- * PEAK never exceeds what the threads can hold (8 x 4 MiB). */
+ * it) and completed once; no PEAK exceeds what the threads can hold: each
+ * holds at most 3 MiB + 1 MiB, which the device counts in whole 2 MiB pages
+ * (4 + 2 MiB), so 8 x 6 MiB of device memory (no context: its cost is 0 here). */
 static void test_threads(void **state)
 {
 	(void)state;
@@ -326,7 +327,7 @@ static void test_threads(void **state)
 	for (const char *p = txt; (p = strstr(p, " PEAK")); p++) {
 		unsigned used = 0, total = 0;
 		assert_int_equal(sscanf(strchr(p, 'd'), "d0 %u/%u", &used, &total), 2);
-		assert_true(used <= 8 * 4 && total == 64);
+		assert_true(used <= 8 * 6 && total == 64);
 		peaks++;
 	}
 	assert_int_equal(starts, 1);
