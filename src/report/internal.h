@@ -275,6 +275,9 @@ void tlm__replay_mark_end(struct tlm__replay *rp, uint64_t t);
 int tlm__replay_finish(struct tlm__replay *rp);
 
 /* sites.c: groups the live map into (device, stack) sites. */
+/* qsort order of tlm_report_site: most bytes first, then most allocations,
+ * lower device, lower stack id (sites.c). */
+int tlm__site_by_bytes(const void *a, const void *b);
 /* Whether a live entry is counted at its (device, kind)'s allocated layer:
  * its blocks where a tap reports them, else its driver allocations. */
 static inline bool tlm__acct_counts(const struct tlm__acct *a, const struct tlm__live *e)

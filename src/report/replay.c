@@ -491,18 +491,6 @@ static int by_dev_kind(const void *a, const void *b)
 	return (x->kind > y->kind) - (x->kind < y->kind);
 }
 
-static int by_bytes(const void *a, const void *b)
-{
-	const struct tlm_report_site *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
-}
-
 static int by_count(const void *a, const void *b)
 {
 	const struct tlm_report_site *x = a, *y = b;
@@ -606,7 +594,7 @@ int tlm__replay_finish(struct tlm__replay *rp)
 		rp->snap[i].first_ns = rel(rp, (uint64_t)rp->snap[i].first_ns);
 		rp->snap[i].last_ns = rel(rp, (uint64_t)rp->snap[i].last_ns);
 	}
-	qsort(rp->snap, rp->nsnap, sizeof *rp->snap, by_bytes);
+	qsort(rp->snap, rp->nsnap, sizeof *rp->snap, tlm__site_by_bytes);
 	rep->live = rp->snap;
 	rep->nlive = rp->nsnap;
 	rp->snap = NULL;
@@ -657,7 +645,7 @@ int tlm__replay_finish(struct tlm__replay *rp)
 		rp->gc[i].last_ns = rel(rp, (uint64_t)rp->gc[i].last_ns);
 	}
 	if (rp->ngc)
-		qsort(rp->gc, rp->ngc, sizeof *rp->gc, by_bytes);
+		qsort(rp->gc, rp->ngc, sizeof *rp->gc, tlm__site_by_bytes);
 	rep->gc_freed = rp->gc; /* NULL when empty */
 	rep->ngc_freed = rp->ngc;
 	rp->gc = NULL;

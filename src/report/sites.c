@@ -155,3 +155,16 @@ bool tlm_report_is_leak(uint64_t count, int64_t first, int64_t last, int64_t run
 	 * early reached a steady state. */
 	return 2 * (unsigned __int128)((uint64_t)last - (uint64_t)run_first) >= run;
 }
+
+/* Sites, most bytes first; then most allocations, lower device, lower stack. */
+int tlm__site_by_bytes(const void *a, const void *b)
+{
+	const struct tlm_report_site *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
+}

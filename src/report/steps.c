@@ -337,18 +337,6 @@ static void merge_leaks(struct tlm_report *r, const struct tlm_report_steps *st)
 	}
 }
 
-static int by_bytes(const void *a, const void *b)
-{
-	const struct tlm_report_site *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
-}
-
 /* Steady steps: those with the most common multiset of sites (a hash of
  * it); the first of them starts the steady state. With no signature seen
  * twice (every step differs), the first step is taken as warm-up. */
@@ -524,7 +512,7 @@ int tlm__steps_finish(struct tlm__steps_rec *rec, const struct tlm__replay *rp, 
 		rc = analyse(r, st, rec, rp, rec->r, n, &f);
 		if (!rc) {
 			merge_leaks(r, st);
-			qsort(r->leaks, r->nleaks, sizeof *r->leaks, by_bytes);
+			qsort(r->leaks, r->nleaks, sizeof *r->leaks, tlm__site_by_bytes);
 		}
 	}
 	tlm__steps_found_free(&f);
