@@ -39,6 +39,20 @@ static void copy_str(char *dst, size_t n, const struct tlm_jv *v)
 	snprintf(dst, n, "%s", s ? s : "");
 }
 
+/* The fields a tlm-report/1 `process` and a tlm-job/1 process share, under
+ * the same keys: who the process was in the job and how it ended. */
+static void identity(struct tlm_job_proc *p, const struct tlm_jv *o)
+{
+	p->rank = i64_or(tlm_jv_get(o, "rank"), -1);
+	p->local_rank = i64_or(tlm_jv_get(o, "local_rank"), -1);
+	p->world_size = i64_or(tlm_jv_get(o, "world_size"), -1);
+	const char *origin = tlm_jv_str(tlm_jv_get(o, "origin"));
+	p->forked = origin && !strcmp(origin, "fork");
+	copy_str(p->exit, sizeof p->exit, tlm_jv_get(o, "exit"));
+	copy_str(p->end_how, sizeof p->end_how, tlm_jv_get(o, "end_how"));
+	p->start_realtime_ns = u64_or(tlm_jv_get(o, "start_realtime_ns"), 0);
+}
+
 static int add_site(struct tlm_job_proc *p, const char *key, uint64_t bytes)
 {
 	for (size_t k = 0; k < p->nsites; k++)
@@ -107,14 +121,7 @@ static const char *from_report(const struct tlm_jv *v, const char *path, struct 
 	}
 	if (!p->source || !p->file || !p->host || !p->exe || !p->command)
 		return "out of memory";
-	p->rank = i64_or(tlm_jv_get(pr, "rank"), -1);
-	p->local_rank = i64_or(tlm_jv_get(pr, "local_rank"), -1);
-	p->world_size = i64_or(tlm_jv_get(pr, "world_size"), -1);
-	const char *o = tlm_jv_str(tlm_jv_get(pr, "origin"));
-	p->forked = o && !strcmp(o, "fork");
-	copy_str(p->exit, sizeof p->exit, tlm_jv_get(pr, "exit"));
-	copy_str(p->end_how, sizeof p->end_how, tlm_jv_get(pr, "end_how"));
-	p->start_realtime_ns = u64_or(tlm_jv_get(pr, "start_realtime_ns"), 0);
+	identity(p, pr);
 	p->lost_events = u64_or(tlm_jv_get(pr, "lost_events"), 0);
 	p->first_event_ns = i64_or(tlm_jv_get(run, "first_event_ns"), 0);
 	p->end_ns = i64_or(tlm_jv_get(run, "end_ns"), 0);
@@ -180,14 +187,7 @@ static const char *from_job(const struct tlm_jv *v, struct tlm_job_proc *p)
 	p->command = dup_str(tlm_jv_get(v, "command"));
 	if (!p->host || !p->exe || !p->command)
 		return "out of memory";
-	p->rank = i64_or(tlm_jv_get(v, "rank"), -1);
-	p->local_rank = i64_or(tlm_jv_get(v, "local_rank"), -1);
-	p->world_size = i64_or(tlm_jv_get(v, "world_size"), -1);
-	const char *o = tlm_jv_str(tlm_jv_get(v, "origin"));
-	p->forked = o && !strcmp(o, "fork");
-	copy_str(p->exit, sizeof p->exit, tlm_jv_get(v, "exit"));
-	copy_str(p->end_how, sizeof p->end_how, tlm_jv_get(v, "end_how"));
-	p->start_realtime_ns = u64_or(tlm_jv_get(v, "start_realtime_ns"), 0);
+	identity(p, v);
 	p->first_event_ns = i64_or(tlm_jv_get(v, "first_event_ns"), 0);
 	p->end_ns = i64_or(tlm_jv_get(v, "end_ns"), 0);
 	p->events = u64_or(tlm_jv_get(v, "events"), 0);
