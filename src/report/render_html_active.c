@@ -189,7 +189,8 @@ static int track(FILE *f, struct tlm_report *r, int ti, const struct tlm_report_
 		const struct tlm__al *a = &l->e[idx[k]];
 		struct site *st = find_site(s, ns, a->stack_id);
 		int64_t tf = (a->flags & TLM__AL_LIVE) ? end : a->t_free;
-		st->area += (double)a->size * (double)(tf > a->t_alloc ? tf - a->t_alloc : 0);
+		/* unsigned: a hostile trace's times may be 2^63 apart (no signed overflow) */
+		st->area += (double)a->size * (double)(tf > a->t_alloc ? (uint64_t)tf - (uint64_t)a->t_alloc : 0);
 		if (!st->count) {
 			st->api = a->api;
 			st->driver = a->kind != TLM_KIND_BLOCK;
