@@ -29,6 +29,37 @@ enum tlm_kind {
 	TLM_KIND_COUNT
 };
 
+/* Address namespaces: where an event kind's addresses (or handles) live, so
+ * that a free finds its allocation. DEVICE and MANAGED share the device
+ * virtual address space (cudaFree frees either); each other kind is a space
+ * of its own; a pool handle names no memory (TLM_NS_NONE). This is the one
+ * rule: the report's replay, its consumers and the recorder's table of live
+ * allocations all take it from tlm_kind_ns(). */
+enum tlm_ns {
+	TLM_NS_NONE = 0,
+	TLM_NS_DEVVA = 1,    /* device and managed allocations */
+	TLM_NS_HOST = 2,     /* pinned host memory */
+	TLM_NS_VMM_PHYS = 3, /* cuMemCreate handles */
+	TLM_NS_VMM_RESV = 4, /* cuMemAddressReserve ranges (hold no bytes) */
+	TLM_NS_VMM_MAP = 5,  /* cuMemMap ranges (hold no bytes: the handle does) */
+	TLM_NS_BLOCK = 6,    /* allocator blocks (kind BLOCK) */
+	TLM_NS_COUNT
+};
+
+static inline enum tlm_ns tlm_kind_ns(unsigned kind)
+{
+	switch (kind) {
+	case TLM_KIND_DEVICE:
+	case TLM_KIND_MANAGED: return TLM_NS_DEVVA;
+	case TLM_KIND_HOST_PINNED: return TLM_NS_HOST;
+	case TLM_KIND_VMM_PHYSICAL: return TLM_NS_VMM_PHYS;
+	case TLM_KIND_VMM_RESERVE: return TLM_NS_VMM_RESV;
+	case TLM_KIND_VMM_MAPPING: return TLM_NS_VMM_MAP;
+	case TLM_KIND_BLOCK: return TLM_NS_BLOCK;
+	default: return TLM_NS_NONE;
+	}
+}
+
 enum tlm_op {
 	TLM_OP_ALLOC = 1,      /* addr, size, kind; stream/pool for async; aux = VMM handle for a mapping */
 	TLM_OP_FREE = 2,       /* addr (size for unmap / address free); kind as the API implies */

@@ -69,10 +69,11 @@ void tlm__rt_init(void)
 	atomic_store_explicit(&mapped, true, memory_order_release);
 }
 
-/* Which table an event kind's addresses live in, or -1. */
+/* Which table an event kind's addresses live in (their namespace, tlm/event.h), or -1. */
 static int ns_of(unsigned kind)
 {
-	return kind == TLM_KIND_DEVICE || kind == TLM_KIND_MANAGED ? 0 : kind == TLM_KIND_VMM_PHYSICAL ? 1 : -1;
+	enum tlm_ns ns = tlm_kind_ns(kind);
+	return ns == TLM_NS_DEVVA ? 0 : ns == TLM_NS_VMM_PHYS ? 1 : -1;
 }
 
 static inline uint64_t hash(const struct table *t, uint64_t addr)
