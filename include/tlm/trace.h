@@ -228,6 +228,9 @@ struct tlm_integrity_error {
 /* Opens and validates the header. On failure returns NULL and writes a
  * one-line message (naming the offset and what was expected) into err. */
 struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen);
+/* The same on a descriptor open for reading at offset 0, which the reader
+ * owns from then on (closed by tlm_reader_close, or here on failure). */
+struct tlm_reader *tlm_reader_open_fd(int fd, char *err, size_t errlen);
 const struct tlm_trace_header *tlm_reader_header(const struct tlm_reader *r);
 /* Next record: 1 = got one, 0 = end of file. Damaged chunks are skipped (the
  * reader resynchronises on the next chunk) and listed as integrity errors. */

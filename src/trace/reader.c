@@ -432,18 +432,25 @@ static struct tlm_reader *open_fail(struct tlm_reader *r, char *err, size_t errl
 
 struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return open_fail(NULL, err, errlen, "cannot open: %s", strerror(errno));
+	return tlm_reader_open_fd(fd, err, errlen);
+}
+
+struct tlm_reader *tlm_reader_open_fd(int fd, char *err, size_t errlen)
+{
 	char why[200];
 	struct tlm_reader *r = calloc(1, sizeof *r);
-	if (!r)
+	if (!r) {
+		close(fd);
 		return open_fail(NULL, err, errlen, "out of memory");
-	r->fd = -1;
+	}
+	r->fd = fd;
 	r->cap = WINDOW_MIN;
 	r->buf = malloc(r->cap);
 	if (!r->buf)
 		return open_fail(r, err, errlen, "out of memory");
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		return open_fail(r, err, errlen, "cannot open: %s", strerror(errno));
 
 	size_t a;
 	const uint8_t *b = window(r, 0, TLM__HDR_FIXED, &a);
