@@ -317,7 +317,7 @@ int tlm_diff_load(const char *path, struct tlm_diff_side *out, char *err, size_t
 		free(buf);
 		return rc;
 	}
-	struct tlm_report *r = tlm_report_build(path, err, errlen);
+	struct tlm_report *r = tlm_report_build_for(path, 0, err, errlen);
 	if (!r)
 		return -1;
 	int rc = tlm_diff_load_report(r, out, err, errlen);

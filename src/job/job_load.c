@@ -282,7 +282,7 @@ static void read_input(const char *path, struct slot *s, bool series)
 		if (tlm_job_read_json(path, &s->procs, &s->n, err, sizeof err) == 0)
 			return;
 	} else {
-		struct tlm_report *r = tlm_report_build(path, err, sizeof err);
+		struct tlm_report *r = tlm_report_build_for(path, 0, err, sizeof err);
 		s->procs = calloc(1, sizeof *s->procs);
 		if (!s->procs)
 			return;

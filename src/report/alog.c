@@ -1,104 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * alog.c - every allocation's life, from one more pass over the trace
- * (alog.h). The matching of frees follows replay.c; the allocator segments
+ * alog.c - every allocation's life, a consumer of the report's pass
+ * (alog.h). Frees are the replay's matches (replay.c); the allocator segments
  * are found by looking up, at each block allocation, the live driver
  * allocation or mapping that holds the block's address.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alog.h"
 #include "internal.h"
-
-/* ---- (namespace, address) -> value ---------------------------------------- */
-
-struct slot { uint64_t addr; uint32_t val; uint8_t ns; };
-struct amap { struct slot *s; size_t mask, count; };
-
-static size_t hash(uint8_t ns, uint64_t a)
-{
-	uint64_t h = (a ^ ((uint64_t)ns << 56)) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h ^ (h >> 29));
-}
-
-static int amap_grow(struct amap *m)
-{
-	size_t cap = m->s ? (m->mask + 1) * 2 : 1024;
-	struct slot *n = calloc(cap, sizeof *n);
-	if (!n)
-		return -1;
-	for (size_t i = 0; m->s && i <= m->mask; i++) {
-		if (!m->s[i].ns)
-			continue;
-		size_t j = hash(m->s[i].ns, m->s[i].addr) & (cap - 1);
-		while (n[j].ns)
-			j = (j + 1) & (cap - 1);
-		n[j] = m->s[i];
-	}
-	free(m->s);
-	m->s = n;
-	m->mask = cap - 1;
-	return 0;
-}
-
-static struct slot *amap_find(struct amap *m, uint8_t ns, uint64_t a)
-{
-	if (!m->s)
-		return NULL;
-	for (size_t j = hash(ns, a) & m->mask;; j = (j + 1) & m->mask) {
-		if (!m->s[j].ns)
-			return NULL;
-		if (m->s[j].ns == ns && m->s[j].addr == a)
-			return &m->s[j];
-	}
-}
-
-static int amap_put(struct amap *m, uint8_t ns, uint64_t a, uint32_t v)
-{
-	if ((!m->s || (m->count + 1) * 2 > m->mask + 1) && amap_grow(m))
-		return -1;
-	size_t j = hash(ns, a) & m->mask;
-	while (m->s[j].ns)
-		j = (j + 1) & m->mask;
-	m->s[j] = (struct slot){a, v, ns};
-	m->count++;
-	return 0;
-}
-
-/* Backward-shift deletion: no tombstones, lookups stay short. */
-static void amap_del(struct amap *m, struct slot *s)
-{
-	size_t i = (size_t)(s - m->s);
-	for (size_t j = (i + 1) & m->mask; m->s[j].ns; j = (j + 1) & m->mask) {
-		size_t home = hash(m->s[j].ns, m->s[j].addr) & m->mask;
-		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
-			m->s[i] = m->s[j];
-			i = j;
-		}
-	}
-	m->s[i].ns = 0;
-	m->count--;
-}
-
-/* ---- the pass ---------------------------------------------------------------- */
-
-enum { NS_DEVVA = 1, NS_HOST, NS_PHYS, NS_MAP, NS_BLOCK, NS_RESV };
-
-static uint8_t ns_of(unsigned kind)
-{
-	switch (kind) {
-	case TLM_KIND_DEVICE:
-	case TLM_KIND_MANAGED: return NS_DEVVA;
-	case TLM_KIND_HOST_PINNED: return NS_HOST;
-	case TLM_KIND_VMM_PHYSICAL: return NS_PHYS;
-	case TLM_KIND_VMM_MAPPING: return NS_MAP;
-	case TLM_KIND_BLOCK: return NS_BLOCK;
-	case TLM_KIND_VMM_RESERVE: return NS_RESV;
-	default: return 0; /* pools: nothing to draw */
-	}
-}
+#include "pass.h"
 
 /* A set of live address ranges (log indices), searched by address: sorted
  * lazily, when searched after it grew; freed ones dropped lazily too. */
@@ -109,11 +23,13 @@ struct segset {
 	bool dirty;            /* grew since it was sorted */
 };
 
-struct pass {
+struct alog_col {
 	struct tlm__alog *l;
-	struct amap map;
+	int which;             /* TLM__ALOG_ACTIVE or TLM__ALOG_SNAPSHOT: its tag in the live map */
 	size_t max;
+	bool stop_at_end, stopped;
 	int64_t start;
+	uint64_t seq;          /* events seen */
 	struct segset segs;    /* live driver allocations and mappings */
 	struct segset resv;    /* live VMM reservations (PyTorch's expandable segments reserve one each) */
 };
@@ -185,69 +101,90 @@ static void set_del(struct segset *set, const struct tlm__al *e)
 		set_compact(set, e);
 }
 
-static void end_one(struct pass *p, struct slot *s, const struct tlm_event *ev, uint64_t seq)
+/* The replay matched a's free (or a missed free: an allocation at its address). */
+static void on_release(void *ctx, struct tlm__pass *p, const struct tlm__live *e, const struct tlm_event *ev)
 {
-	if (s->ns == NS_PHYS) {
-		amap_del(&p->map, s);
+	struct alog_col *c = ctx;
+	uint32_t idx = e->tag[c->which];
+	if (c->stopped || idx == TLM__NO_TAG)
 		return;
-	}
-	struct tlm__al *a = &p->l->e[s->val];
+	struct tlm__al *a = &c->l->e[idx];
 	a->flags &= (uint8_t)~TLM__AL_LIVE;
-	a->seq_free = seq;
-	a->t_free = (int64_t)ev->time_ns - p->start;
-	a->free_stack = ev->stack_id;
+	a->seq_free = c->seq;
+	a->t_free = (int64_t)ev->time_ns - c->start;
+	a->free_stack = p->rp.raw->stack_id; /* made canonical at the end, with every Python stack known */
 	if (a->kind == TLM_KIND_VMM_RESERVE)
-		set_del(&p->resv, p->l->e);
+		set_del(&c->resv, c->l->e);
 	else if (a->kind != TLM_KIND_BLOCK && a->kind != TLM_KIND_HOST_PINNED)
-		set_del(&p->segs, p->l->e);
-	amap_del(&p->map, s);
+		set_del(&c->segs, c->l->e);
 }
 
-static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
+/* A failed allocation that ran out of memory. */
+static int oom(struct alog_col *c, const struct tlm_event *ev)
 {
-	struct tlm__alog *l = p->l;
-	uint8_t ns = ns_of(ev->kind);
-	if (ev->result) {
-		if (ev->result != 2 || !ns)
-			return 0;
-		if (l->noom == l->capoom) {
-			size_t nc = l->capoom ? l->capoom * 2 : 16;
-			struct tlm__al_oom *n = realloc(l->oom, nc * sizeof *n);
-			if (!n)
-				return -1;
-			l->oom = n;
-			l->capoom = nc;
-		}
-		struct tlm__al_oom o = {seq, ev->size, ev->device_free, ev->stream, (int64_t)ev->time_ns - p->start,
-					ev->stack_id, ev->thread, ev->device, ev->kind, ev->kind == TLM_KIND_BLOCK};
-		for (size_t i = l->noom; o.allocator && !o.device_free && i-- > 0 && !l->oom[i].allocator;)
-			if (l->oom[i].device == o.device && l->oom[i].thread == o.thread)
-				o.device_free = l->oom[i].device_free; /* the allocator's own failed cudaMalloc */
-		l->oom[l->noom++] = o;
+	struct tlm__alog *l = c->l;
+	if (ev->result != 2 || !tlm_kind_ns(ev->kind))
+		return 0;
+	if (l->noom == l->capoom) {
+		size_t nc = l->capoom ? l->capoom * 2 : 16;
+		struct tlm__al_oom *n = realloc(l->oom, nc * sizeof *n);
+		if (!n)
+			return -1;
+		l->oom = n;
+		l->capoom = nc;
+	}
+	struct tlm__al_oom o = {c->seq, ev->size, ev->device_free, ev->stream, (int64_t)ev->time_ns - c->start,
+				ev->stack_id, ev->thread, ev->device, ev->kind, ev->kind == TLM_KIND_BLOCK};
+	for (size_t i = l->noom; o.allocator && !o.device_free && i-- > 0 && !l->oom[i].allocator;)
+		if (l->oom[i].device == o.device && l->oom[i].thread == o.thread)
+			o.device_free = l->oom[i].device_free; /* the allocator's own failed cudaMalloc */
+	l->oom[l->noom++] = o;
+	return 0;
+}
+
+/* Before the replay: the end of the log, the events' count and time, OOMs. */
+static int before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
+{
+	(void)p;
+	struct alog_col *c = ctx;
+	if (c->stopped)
+		return 0;
+	if (rec->type == TLM_REC_END && c->stop_at_end) {
+		c->l->stopped_at_end = c->stopped = true;
 		return 0;
 	}
-	if (!ns)
+	if (rec->type != TLM_REC_EVENT)
 		return 0;
-	struct slot *old = amap_find(&p->map, ns, ev->addr);
-	if (old)
-		end_one(p, old, ev, seq); /* a missed free: the old one ends here */
-	if (ns == NS_PHYS) /* handles only tell their mappings' device */
-		return amap_put(&p->map, ns, ev->addr, (uint32_t)(uint16_t)ev->device);
-	int16_t device = ev->device;
-	if (ns == NS_MAP && device < 0) {
-		const struct slot *h = amap_find(&p->map, NS_PHYS, ev->aux);
-		if (h)
-			device = (int16_t)(uint16_t)h->val;
+	const struct tlm_event *ev = &rec->u.ev;
+	if (c->stop_at_end && (ev->flags & TLM_EVF_FINALIZING)) {
+		c->l->stopped_at_end = c->stopped = true;
+		return 0;
 	}
-	if (l->n >= p->max) {
+	c->seq++;
+	c->l->end_ns = (int64_t)ev->time_ns - c->start;
+	return ev->op == TLM_OP_ALLOC && ev->result ? oom(c, ev) : 0;
+}
+
+/* The replay entered a successful allocation (ev: its stack canonical; the
+ * log keeps the recorded one until the end). */
+static void on_alloc(void *ctx, struct tlm__pass *p, struct tlm__live *e, const struct tlm_event *ev)
+{
+	struct alog_col *c = ctx;
+	struct tlm__alog *l = c->l;
+	if (c->stopped || e->ns == TLM_NS_VMM_PHYS) /* handles only tell their mappings' device (the replay's) */
+		return;
+	int16_t device = e->device;
+	if (l->n >= c->max) {
 		l->dropped++;
-		return 0;
+		return;
 	}
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 1024;
 		struct tlm__al *n = realloc(l->e, nc * sizeof *n);
-		if (!n)
-			return -1;
+		if (!n) {
+			p->error = ENOMEM;
+			return;
+		}
 		l->e = n;
 		l->cap = nc;
 	}
@@ -255,40 +192,30 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 	struct tlm__al *a = &l->e[idx];
 	*a = (struct tlm__al){
 		.addr = ev->addr, .size = ev->size, .stream = ev->kind == TLM_KIND_BLOCK ? 0 : ev->stream,
-		.seq_alloc = seq, .t_alloc = (int64_t)ev->time_ns - p->start, .stack_id = ev->stack_id,
+		.seq_alloc = c->seq, .t_alloc = (int64_t)ev->time_ns - c->start, .stack_id = e->raw_stack,
 		.parent = UINT32_MAX, .device = device, .kind = ev->kind, .flags = TLM__AL_LIVE, .api = ev->api,
 	};
-	if (ns == NS_MAP)
+	e->tag[c->which] = idx;
+	if (e->ns == TLM_NS_VMM_MAP)
 		a->stream = 0; /* a mapping's "stream" is its offset into the handle */
 	if (device > l->max_device && ev->kind != TLM_KIND_HOST_PINNED)
 		l->max_device = device;
 	if (ev->kind == TLM_KIND_BLOCK) {
-		uint32_t h = holder(&p->segs, l->e, device, ev->addr), v = holder(&p->resv, l->e, -1, ev->addr);
+		uint32_t h = holder(&c->segs, l->e, device, ev->addr), v = holder(&c->resv, l->e, -1, ev->addr);
 		a->parent = h;
 		if (h != UINT32_MAX)
 			l->e[h].flags |= TLM__AL_OWNED;
 		if (v != UINT32_MAX) /* the allocator's reservation: all its mappings are its segments */
 			l->e[v].flags |= TLM__AL_OWNED;
 	} else if (ev->kind == TLM_KIND_VMM_RESERVE) {
-		if (set_add(&p->resv, l->e, idx))
-			return -1;
+		if (set_add(&c->resv, l->e, idx))
+			p->error = ENOMEM;
 	} else if (ev->kind != TLM_KIND_HOST_PINNED) {
-		if (ns == NS_MAP)
-			a->parent = holder(&p->resv, l->e, -1, ev->addr);
-		if (set_add(&p->segs, l->e, idx))
-			return -1;
+		if (e->ns == TLM_NS_VMM_MAP)
+			a->parent = holder(&c->resv, l->e, -1, ev->addr);
+		if (set_add(&c->segs, l->e, idx))
+			p->error = ENOMEM;
 	}
-	return amap_put(&p->map, ns, ev->addr, idx);
-}
-
-static void on_free(struct pass *p, const struct tlm_event *ev, uint64_t seq)
-{
-	uint8_t ns = ns_of(ev->kind);
-	if (ev->result || !ns)
-		return;
-	struct slot *s = amap_find(&p->map, ns, ev->addr);
-	if (s)
-		end_one(p, s, ev, seq);
 }
 
 void tlm__alog_free(struct tlm__alog *l)
@@ -298,60 +225,73 @@ void tlm__alog_free(struct tlm__alog *l)
 	memset(l, 0, sizeof *l);
 }
 
-int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct tlm__alog *out, char *err,
-		    size_t errlen)
+static int finish(void *ctx, struct tlm__pass *p)
 {
-	memset(out, 0, sizeof *out);
-	out->max_device = -1;
-	struct tlm_reader *rd = tlm_reader_open(r->path, err, errlen);
-	if (!rd)
-		return -1;
-	const struct tlm_trace_header *hd = tlm_reader_header(rd);
-	struct pass p = {.l = out, .max = max, .start = (int64_t)hd->start_monotonic_ns};
-	out->start_realtime_ns = hd->start_realtime_ns;
-	struct tlm_record *rec = malloc(sizeof *rec);
-	int rc = -1;
-	if (!rec)
-		goto out;
-	bool canon = r->priv && r->priv->npy;
-	uint64_t seq = 0;
-	while (tlm_reader_next(rd, rec) == 1) {
-		if (rec->type == TLM_REC_END && stop_at_end) {
-			out->stopped_at_end = true;
-			break;
+	struct alog_col *c = ctx;
+	struct tlm__alog *l = c->l;
+	struct tlm__report_priv *priv = p->rep->priv;
+	l->events = c->seq;
+	if (priv->npy) /* Python stacks by their Python frames, as the report's sites */
+		for (size_t i = 0; i < l->n + l->noom; i++) {
+			uint32_t *id = i < l->n ? &l->e[i].stack_id : &l->oom[i - l->n].stack_id;
+			if (*id)
+				*id = tlm__priv_canon(priv, *id);
+			if (i < l->n && l->e[i].free_stack)
+				l->e[i].free_stack = tlm__priv_canon(priv, l->e[i].free_stack);
 		}
-		if (rec->type != TLM_REC_EVENT)
-			continue;
-		struct tlm_event ev = rec->u.ev;
-		if (stop_at_end && (ev.flags & TLM_EVF_FINALIZING)) {
-			out->stopped_at_end = true;
-			break;
-		}
-		seq++;
-		if (canon && ev.stack_id)
-			ev.stack_id = tlm__priv_canon(r->priv, ev.stack_id);
-		out->end_ns = (int64_t)ev.time_ns - p.start;
-		if (ev.op == TLM_OP_ALLOC ? on_alloc(&p, &ev, seq) : (on_free(&p, &ev, seq), 0))
-			goto out;
-	}
-	out->events = seq;
 	/* a mapping inside a reservation that held the allocator's blocks is one
 	 * of its segments even when no block lay in that page yet */
-	for (size_t i = 0; i < out->n; i++) {
-		struct tlm__al *a = &out->e[i];
-		if (a->kind == TLM_KIND_VMM_MAPPING && a->parent != UINT32_MAX && (out->e[a->parent].flags & TLM__AL_OWNED))
+	for (size_t i = 0; i < l->n; i++) {
+		struct tlm__al *a = &l->e[i];
+		if (a->kind == TLM_KIND_VMM_MAPPING && a->parent != UINT32_MAX && (l->e[a->parent].flags & TLM__AL_OWNED))
 			a->flags |= TLM__AL_OWNED;
 	}
-	rc = 0;
-out:
-	if (rc)
-		snprintf(err, errlen, "out of memory while reading the trace again");
-	free(rec);
-	free(p.map.s);
-	free(p.segs.v);
-	free(p.resv.v);
-	tlm_reader_close(rd);
-	if (rc)
-		tlm__alog_free(out);
-	return rc;
+	priv->alog[c->which - TLM__TAG_ACTIVE] = l;
+	c->l = NULL;
+	return 0;
+}
+
+static void fini(void *ctx)
+{
+	struct alog_col *c = ctx;
+	if (c->l) {
+		tlm__alog_free(c->l);
+		free(c->l);
+	}
+	free(c->segs.v);
+	free(c->resv.v);
+	free(c);
+}
+
+int tlm__alog_consumer(struct tlm__pass *p, int which)
+{
+	struct alog_col *c = calloc(1, sizeof *c);
+	if (c)
+		c->l = calloc(1, sizeof *c->l);
+	if (!c || !c->l) {
+		if (c)
+			free(c);
+		return -1;
+	}
+	bool snap = which == TLM__ALOG_SNAPSHOT;
+	c->which = snap ? TLM__TAG_SNAPSHOT : TLM__TAG_ACTIVE;
+	c->max = snap ? TLM__ALOG_SNAPSHOT_MAX : TLM__ALOG_ACTIVE_MAX;
+	c->stop_at_end = snap;
+	c->start = (int64_t)tlm_reader_header(p->rd)->start_monotonic_ns;
+	c->l->max_device = -1;
+	c->l->start_realtime_ns = tlm_reader_header(p->rd)->start_realtime_ns;
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = c, .before = before, .alloc = on_alloc,
+							 .release = on_release, .finish = finish, .fini = fini});
+}
+
+int tlm__alog_get(const struct tlm_report *r, int which, struct tlm__alog *out, char *err, size_t errlen)
+{
+	const struct tlm__alog *l = r->priv ? r->priv->alog[which] : NULL;
+	if (!l) {
+		snprintf(err, errlen, "not collected (the report was built without TLM_REPORT_%s)",
+			 which == TLM__ALOG_SNAPSHOT ? "SNAPSHOT" : "ACTIVE");
+		return -1;
+	}
+	*out = *l;
+	return 0;
 }

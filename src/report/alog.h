@@ -2,17 +2,17 @@
 /*
  * alog.h - every allocation's life, for the exports that draw each one (the
  * PyTorch memory snapshot, the HTML active-memory timeline). Internal to
- * src/report.
+ * the report.
  *
- * Contract: tlm__alog_build() reads the trace once more and keeps one entry
- * per successful allocation (driver allocations, VMM reservations and
- * mappings, allocator blocks; VMM handles are left out: they have no
- * address of their own), with its
- * allocation and free (time, event ordinal, stack), and one entry per
- * failed allocation that ran out of memory. Frees are matched as the report
- * matches them (replay.c): device and managed memory share one address
- * space, an allocation at an address still live ends the old one. Memory:
- * one entry per allocation, up to max (the rest are counted, not kept).
+ * Contract: a consumer of the report's one pass (pass.h, asked for with
+ * TLM_REPORT_ACTIVE or TLM_REPORT_SNAPSHOT) keeps one entry per successful
+ * allocation (driver allocations, VMM reservations and mappings, allocator
+ * blocks; VMM handles are left out: they have no address of their own),
+ * with its allocation and free (time, event ordinal, stack), and one entry
+ * per failed allocation that ran out of memory. Frees are the replay's
+ * matches (replay.c): device and managed memory share one address space, an
+ * allocation at an address still live ends the old one. Memory: one entry
+ * per allocation, up to a maximum (the rest are counted, not kept).
  * A driver allocation or mapping that held an allocator block during its
  * life is marked TLM__AL_OWNED: it is one of the allocator's segments; so
  * is a reservation that did, and every mapping inside it (PyTorch's
@@ -67,11 +67,19 @@ struct tlm__alog {
 	int max_device;                 /* highest device ordinal seen, -1 for none */
 };
 
-/* Reads r's trace again. stop_at_end: stop at the end of the run (the first
- * free once Python's finalization began, or the END record), as a snapshot
- * taken by the program itself would. 0, or -1 with err. */
-int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct tlm__alog *out, char *err,
-		    size_t errlen);
+/* The two logs: the HTML's active-memory timeline (to the end of the trace)
+ * and torch-snapshot's (to the end of the run: the first free once Python's
+ * finalization began, or the END record, as a snapshot taken by the program
+ * itself would), each up to its maximum of allocations (~140 bytes each). */
+enum { TLM__ALOG_ACTIVE = 0, TLM__ALOG_SNAPSHOT = 1 };
+#define TLM__ALOG_ACTIVE_MAX (2u << 20)
+#define TLM__ALOG_SNAPSHOT_MAX (4u << 20)
+
+struct tlm__pass;
+int tlm__alog_consumer(struct tlm__pass *p, int which);
+/* The report's log (a shallow copy: not to be freed), or -1 with err when
+ * it was not collected. */
+int tlm__alog_get(const struct tlm_report *r, int which, struct tlm__alog *out, char *err, size_t errlen);
 void tlm__alog_free(struct tlm__alog *l);
 
 #endif

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * build.c - tlm_report_build(): one streaming pass over a trace. Events go
- * to the replay, stacks to the stack table, modules to the symbolizer; the
- * reader's window is about one chunk, so memory follows the live set and the
- * distinct stacks only.
+ * build.c - tlm_report_build(): the report's one pass over a trace (pass.h)
+ * and the consumers registered on it: definitions (stacks to the stack table,
+ * modules to the symbolizer, properties), steps, the device's own view, and
+ * what the exports and the what-if hint need when asked for. The reader's
+ * window is about one chunk, so memory follows the live set and the distinct
+ * stacks only (and the logs the exports ask for).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "alog.h"
 #include "devmem.h"
-#include "internal.h"
+#include "export.h"
+#include "pass.h"
 #include "render.h" /* tlm__cupti_prop */
 #include "steps_internal.h"
 
@@ -65,110 +70,90 @@ static int finish_reader(struct tlm_report *rep, struct tlm_reader *rd)
 	return 0;
 }
 
-struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
+/* The definitions the events refer to, and the process's properties. */
+static int defs_before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 {
-	struct tlm_reader *rd = tlm_reader_open(path, err, errlen);
-	if (!rd)
-		return NULL;
+	bool *have_signal = ctx;
+	struct tlm_report *rep = p->rep;
+	switch (rec->type) {
+	case TLM_REC_STACK:
+		return tlm__stacks_add(&rep->priv->stacks, rec->u.stack.id, rec->u.stack.ip, rec->u.stack.depth);
+	case TLM_REC_MODULE:
+		tlm__priv_module(rep->priv, &rec->u.module);
+		return 0;
+	case TLM_REC_STRING:
+		return tlm__priv_string(rep->priv, &rec->u.string);
+	case TLM_REC_PYSTACK:
+		return tlm__priv_pystack(rep->priv, &rec->u.pystack);
+	case TLM_REC_MODULE_UNLOAD:
+		tlm__priv_module_unload(rep->priv, rec->u.module_unload);
+		return 0;
+	case TLM_REC_PROP: /* keys this version does not know are skipped */
+		tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
+				sizeof rep->cupti_detail);
+		tlm__job_prop(&rep->job, &rec->u.prop);
+		return 0;
+	case TLM_REC_SIGNAL:
+		if (!*have_signal)
+			rep->signo = rec->u.signal;
+		*have_signal = true;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+struct tlm_report *tlm_report_build_fd(int fd, const char *path, unsigned needs, char *err, size_t errlen)
+{
+	struct tlm__pass p;
 	struct tlm_report *rep = calloc(1, sizeof *rep);
-	struct tlm_record *rec = malloc(sizeof *rec); /* ~5 KiB: off the stack */
-	struct tlm__replay rp;
-	struct tlm__steps_rec sr;
-	struct tlm__devmem_col *dm = tlm__devmem_new();
-	bool rp_ok = false, sr_ok = false;
-	if (!rep || !rec || !dm)
-		goto nomem;
+	if (!rep) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "out of memory while reading the trace");
+		return NULL;
+	}
+	if (tlm__pass_open(&p, rep, path, fd, err, errlen)) {
+		free(rep);
+		return NULL;
+	}
+	bool have_signal = false;
 	rep->priv = calloc(1, sizeof *rep->priv);
 	if (!rep->priv || tlm__priv_init(rep->priv)) {
 		free(rep->priv);
 		rep->priv = NULL;
 		goto nomem;
 	}
-	if (!(rep->path = strdup(path)) || tlm__replay_init(&rp, rep))
+	if (!(rep->path = strdup(path)) || copy_header(rep, tlm_reader_header(p.rd), &p.rp.start))
 		goto nomem;
-	rp_ok = true;
-	if (tlm__steps_init(&sr))
+	/* the consumers, in the order they see each record and finish */
+	if (tlm__pass_add(&p, &(struct tlm__consumer){.ctx = &have_signal, .before = defs_before}) ||
+	    tlm__steps_consumer(&p) || tlm__devmem_consumer(&p) ||
+	    ((needs & TLM_REPORT_SEGMAPS) && tlm__segmaps_consumer(&p)) ||
+	    ((needs & TLM_REPORT_ACTIVE) && tlm__alog_consumer(&p, TLM__ALOG_ACTIVE)) ||
+	    ((needs & TLM_REPORT_SNAPSHOT) && tlm__alog_consumer(&p, TLM__ALOG_SNAPSHOT)) ||
+	    ((needs & TLM_REPORT_WHATIF) && tlm__wi_hint_consumer(&p)))
 		goto nomem;
-	sr_ok = true;
-	if (copy_header(rep, tlm_reader_header(rd), &rp.start))
+	if (tlm__pass_run(&p) || finish_reader(rep, p.rd) || tlm__pass_finish(&p))
 		goto nomem;
-
-	bool have_signal = false;
-	while (tlm_reader_next(rd, rec) == 1) {
-		switch (rec->type) {
-		case TLM_REC_EVENT:
-			tlm__replay_event(&rp, &rec->u.ev);
-			tlm__steps_event(&sr, &rp, &rec->u.ev);
-			tlm__devmem_event(dm, rec->seq);
-			break;
-		case TLM_REC_DEVMEM:
-			if (tlm__devmem_sample(dm, &rp, rec->seq, &rec->u.devmem))
-				goto nomem;
-			break;
-		case TLM_REC_DEVPROCS:
-			if (tlm__devmem_procs(dm, &rec->u.devprocs))
-				goto nomem;
-			break;
-		case TLM_REC_STACK:
-			if (tlm__stacks_add(&rep->priv->stacks, rec->u.stack.id, rec->u.stack.ip, rec->u.stack.depth))
-				goto nomem;
-			break;
-		case TLM_REC_MODULE:
-			tlm__priv_module(rep->priv, &rec->u.module);
-			break;
-		case TLM_REC_STRING:
-			if (tlm__priv_string(rep->priv, &rec->u.string))
-				goto nomem;
-			break;
-		case TLM_REC_PYSTACK:
-			if (tlm__priv_pystack(rep->priv, &rec->u.pystack))
-				goto nomem;
-			break;
-		case TLM_REC_MODULE_UNLOAD:
-			tlm__priv_module_unload(rep->priv, rec->u.module_unload);
-			break;
-		case TLM_REC_PROP: /* keys this version does not know are skipped */
-			tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
-					sizeof rep->cupti_detail);
-			tlm__job_prop(&rep->job, &rec->u.prop);
-			break;
-		case TLM_REC_SIGNAL:
-			if (!have_signal)
-				rep->signo = rec->u.signal;
-			have_signal = true;
-			break;
-		case TLM_REC_END:
-			tlm__replay_end(&rp, rec->u.end.end_monotonic_ns);
-			break;
-		default:
-			break;
-		}
-		if (rp.oom_error)
-			goto nomem;
-	}
-	if (finish_reader(rep, rd) || tlm__replay_finish(&rp) || tlm__steps_finish(&sr, &rp, rep))
-		goto nomem;
-	struct tlm__devmem_col *dmc = dm;
-	dm = NULL; /* finish frees it, whatever happens */
-	if (tlm__devmem_finish(dmc, rep, rp.start))
-		goto nomem;
-	tlm__steps_fini(&sr);
-	tlm__replay_fini(&rp);
-	tlm_reader_close(rd);
-	free(rec);
+	tlm__pass_close(&p);
 	return rep;
 
 nomem:
 	snprintf(err, errlen, "out of memory while reading the trace");
-	if (rp_ok)
-		tlm__replay_fini(&rp);
-	if (sr_ok)
-		tlm__steps_fini(&sr);
-	tlm__devmem_discard(dm);
+	tlm__pass_close(&p);
 	tlm_report_free(rep);
-	free(rec);
-	tlm_reader_close(rd);
 	return NULL;
+}
+
+struct tlm_report *tlm_report_build_for(const char *path, unsigned needs, char *err, size_t errlen)
+{
+	return tlm_report_build_fd(-1, path, needs, err, errlen);
+}
+
+struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
+{
+	return tlm_report_build_for(path, TLM_REPORT_ALL, err, errlen);
 }
 
 void tlm_report_free(struct tlm_report *r)
@@ -176,6 +161,12 @@ void tlm_report_free(struct tlm_report *r)
 	if (!r)
 		return;
 	if (r->priv) {
+		tlm_report_segmaps_free(r->priv->segmaps, r->ndevices);
+		for (int i = 0; i < 2; i++)
+			if (r->priv->alog[i]) {
+				tlm__alog_free(r->priv->alog[i]);
+				free(r->priv->alog[i]);
+			}
 		tlm__priv_fini(r->priv);
 		free(r->priv);
 	}
@@ -197,5 +188,6 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->errors);
 	tlm__steps_free(r->steps);
 	tlm__devmem_free(r->devmem);
+	free(r->whatif_hint);
 	free(r);
 }

@@ -15,6 +15,7 @@
 
 #include "devmem.h"
 #include "internal.h"
+#include "pass.h"
 
 #define TLM__DEVMEM_OOMS (4 * TLM_REPORT_MAX_OOMS) /* OOM samples kept (probes and folds drop some) */
 #define TLM__DEVMEM_DEVS 1024 /* devices kept: a hostile trace cannot make the lookups quadratic */
@@ -294,4 +295,52 @@ const struct tlm_report_devview *tlm_report_oom_devview(const struct tlm_report 
 	if (!r->devmem || i >= r->nooms || r->devmem->oom_view[i] == SIZE_MAX)
 		return NULL;
 	return &r->devmem->ooms[r->devmem->oom_view[i]];
+}
+
+/* ---- the consumer of the report's pass (pass.h) ------------------------------ */
+
+struct devmem_consumer {
+	struct tlm__devmem_col *c;  /* NULL once finished (finish frees it) */
+};
+
+static int dm_after(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
+{
+	struct devmem_consumer *d = ctx;
+	switch (rec->type) {
+	case TLM_REC_EVENT:
+		tlm__devmem_event(d->c, rec->seq);
+		return 0;
+	case TLM_REC_DEVMEM:
+		return tlm__devmem_sample(d->c, &p->rp, rec->seq, &rec->u.devmem);
+	case TLM_REC_DEVPROCS:
+		return tlm__devmem_procs(d->c, &rec->u.devprocs);
+	default:
+		return 0;
+	}
+}
+
+static int dm_finish(void *ctx, struct tlm__pass *p)
+{
+	struct devmem_consumer *d = ctx;
+	struct tlm__devmem_col *c = d->c;
+	d->c = NULL;
+	return tlm__devmem_finish(c, p->rep, p->rp.start);
+}
+
+static void dm_fini(void *ctx)
+{
+	struct devmem_consumer *d = ctx;
+	tlm__devmem_discard(d->c);
+	free(d);
+}
+
+int tlm__devmem_consumer(struct tlm__pass *p)
+{
+	struct devmem_consumer *d = calloc(1, sizeof *d);
+	if (!d || !(d->c = tlm__devmem_new())) {
+		free(d);
+		return -1;
+	}
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = d, .after = dm_after, .finish = dm_finish,
+							 .fini = dm_fini});
 }

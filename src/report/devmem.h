@@ -84,8 +84,10 @@ struct tlm_report_devmem {
 	size_t *oom_view;              /* per r->ooms[i]: index into ooms, SIZE_MAX when none */
 };
 
-/* ---- collection (build.c) ------------------------------------------------ */
+/* ---- collection: a consumer of the report's pass (pass.h) ------------------- */
 
+struct tlm__pass;
+int tlm__devmem_consumer(struct tlm__pass *p);
 struct tlm__replay;
 struct tlm__devmem_col;
 struct tlm__devmem_col *tlm__devmem_new(void);

@@ -11,9 +11,9 @@
  * change, so peaks are kept and short dips inside one bucket may not be.
  *
  * The segment map at the peak: the driver allocations (segments) live at the
- * moment each (device, kind) first reached its reserved peak. It takes a
- * second pass over the trace, up to the last peak, with the same bounded
- * memory as the first. Without an allocator tap each segment is one block
+ * moment each (device, kind) first reached its reserved peak, collected by
+ * the report's one pass when asked for (TLM_REPORT_SEGMAPS), in memory
+ * bounded by the live set at the peak. Without an allocator tap each segment is one block
  * of unknown content: nothing is invented inside it. With one (the device
  * has blocks), the map also holds the layout: the address ranges that hold
  * reserved memory (segments; VMM mappings laid end to end, as PyTorch's
@@ -51,19 +51,23 @@ struct tlm_report_segmap {
 	uint64_t range_bytes, block_bytes;
 };
 
-/* One map per r->devices[i] (same order). NULL with err on failure (the
- * trace cannot be read again, or out of memory). */
-struct tlm_report_segmap *tlm_report_peak_segments(struct tlm_report *r, char *err, size_t errlen);
+/* One map per r->devices[i] (same order), owned by the report. NULL with err
+ * when not collected (no TLM_REPORT_SEGMAPS) or out of memory. */
+const struct tlm_report_segmap *tlm_report_peak_segments(const struct tlm_report *r, char *err, size_t errlen);
 void tlm_report_segmaps_free(struct tlm_report_segmap *m, size_t n);
 
-/* Renderers; return 0, or -1 on a write error (or, for html/collapsed peak,
- * when the second pass fails: err says why). */
+/* What the output of format (with --metric for "collapsed") needs the pass
+ * to collect: TLM_REPORT_* flags for tlm_report_build_for. */
+unsigned tlm_report_needs(const char *format, int metric);
+
+/* Renderers; return 0, or -1 on a write error (or, for collapsed peak and
+ * torch-snapshot, when what they draw was not collected: err says why). */
 int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen);
 int tlm_report_chrome(struct tlm_report *r, FILE *f);
-/* The pickle torch.cuda.memory._dump_snapshot() writes (render_torch_snapshot.c);
- * a third pass over the trace. */
+/* The pickle torch.cuda.memory._dump_snapshot() writes (render_torch_snapshot.c),
+ * from the allocations' lives (TLM_REPORT_SNAPSHOT). */
 int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t errlen);
-/* live: live at the end; peak: the reserved peak's segments (a second pass);
+/* live: live at the end; peak: the reserved peak's segments (TLM_REPORT_SEGMAPS);
  * peak-allocated: what held each allocated peak (the report's AT PEAK) */
 enum tlm_collapsed_metric { TLM_COLLAPSED_LIVE = 0, TLM_COLLAPSED_PEAK = 1, TLM_COLLAPSED_PEAK_ALLOCATED = 2 };
 int tlm_report_collapsed(struct tlm_report *r, FILE *f, int metric, char *err, size_t errlen);

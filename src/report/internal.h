@@ -16,27 +16,25 @@
 
 /* ---- live map: (namespace, address) -> live allocation ------------------ */
 
-/* Address namespaces: device and managed memory share the device virtual
- * address space (cudaFree frees either), the others are separate spaces. */
-enum tlm__ns {
-	TLM__NS_EMPTY = 0,
-	TLM__NS_DEVVA = 1,    /* device + managed allocations */
-	TLM__NS_HOST = 2,     /* pinned host */
-	TLM__NS_VMM_PHYS = 3, /* cuMemCreate handles */
-	TLM__NS_VMM_RESV = 4, /* cuMemAddressReserve ranges: no bytes */
-	TLM__NS_VMM_MAP = 5,  /* cuMemMap ranges: no bytes (the handle holds them) */
-	TLM__NS_BLOCK = 6,    /* allocator-layer blocks (kind BLOCK: PyTorch's allocator tap) */
-};
+/* Keyed by the event kind's address namespace (tlm_kind_ns, tlm/event.h). */
 
 enum tlm__layer { TLM__LAYER_NONE = 0, TLM__LAYER_DRIVER = 1, TLM__LAYER_BLOCK = 2 };
+
+/* The pass's consumers that keep something per live allocation (pass.h):
+ * the index of their record of it, TLM__NO_TAG for none. */
+enum { TLM__TAG_STEPS = 0, TLM__TAG_ACTIVE = 1, TLM__TAG_SNAPSHOT = 2, TLM__TAGS };
+#define TLM__NO_TAG UINT32_MAX
 
 struct tlm__live {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t time_ns;
+	uint64_t serial;  /* the replay's count of allocations entered, this one included */
 	uint32_t stack_id;
+	uint32_t raw_stack; /* the stack id as recorded (stack_id: canonical, frames.c) */
+	uint32_t tag[TLM__TAGS];
 	int16_t device;
-	uint8_t ns;      /* enum tlm__ns; TLM__NS_EMPTY marks a free slot */
+	uint8_t ns;      /* enum tlm_ns; TLM_NS_NONE marks a free slot */
 	uint8_t mkind;   /* enum tlm_mem_kind, or 0xff when the entry holds no bytes */
 };
 
@@ -233,10 +231,22 @@ struct tlm__replay {
 	bool probe_pending;
 	uint32_t probe_thread;
 	uint64_t probe_stream, probe_size, probe_ev;
-	/* Called where a new reserved peak is settled (its fragmentation taken
-	 * from the live layout): the segment map copies the layout there. */
-	void (*on_settle)(void *ctx, const struct tlm__replay *rp, const struct tlm__acct *a);
-	void *settle_ctx;
+	uint64_t serial;           /* allocations entered into the live map so far */
+	const struct tlm_event *ev, *raw; /* the event being replayed: stack made canonical, and as read */
+	/* What the pass's consumers are told (pass.h); NULL: nothing. */
+	const struct tlm__replay_hooks *hooks;
+	void *hooks_ctx;
+};
+
+/* The replay's matches, as they happen (pass.c dispatches them to the
+ * consumers): an allocation entered the live map (e is valid until the map
+ * changes: a consumer may set its tag), one left it (the free, or an
+ * allocation at its address that ended it: ev), and a new reserved peak was
+ * settled, its fragmentation taken from the live layout. */
+struct tlm__replay_hooks {
+	void (*alloc)(void *ctx, struct tlm__live *e, const struct tlm_event *ev);
+	void (*release)(void *ctx, const struct tlm__live *e, const struct tlm_event *ev);
+	void (*settle)(void *ctx, const struct tlm__acct *a);
 };
 
 int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep);
@@ -282,7 +292,7 @@ int tlm__site_by_bytes(const void *a, const void *b);
  * its blocks where a tap reports them, else its driver allocations. */
 static inline bool tlm__acct_counts(const struct tlm__acct *a, const struct tlm__live *e)
 {
-	return a->has_blocks ? e->ns == TLM__NS_BLOCK : e->ns != TLM__NS_BLOCK;
+	return a->has_blocks ? e->ns == TLM_NS_BLOCK : e->ns != TLM_NS_BLOCK;
 }
 /* Adds one allocation to a site group: bytes, count, first and last time. */
 void tlm__site_add(struct tlm_report_site *g, const struct tlm__live *e);
@@ -322,6 +332,11 @@ struct tlm__report_priv {
 	struct tlm__index pyidx, pycanon;
 	bool pyidx_ok;
 	bool full_stacks;             /* show interpreter/native frames under Python ones */
+	/* what the exports asked the pass for (tlm_report_build_for); NULL: not
+	 * collected, or failed (why[] says which) */
+	struct tlm_report_segmap *segmaps; /* one per report device (export.h) */
+	struct tlm__alog *alog[2];    /* TLM__ALOG_ACTIVE, TLM__ALOG_SNAPSHOT (alog.h) */
+	char why_segmaps[96], why_alog[2][96];
 };
 
 /* frames.c */

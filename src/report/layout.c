@@ -25,9 +25,9 @@ static bool holds(const struct tlm__live *e, int device, int mkind)
 {
 	if (e->device != device)
 		return false;
-	if (e->ns == TLM__NS_DEVVA || e->ns == TLM__NS_HOST)
+	if (e->ns == TLM_NS_DEVVA || e->ns == TLM_NS_HOST)
 		return e->mkind == mkind;
-	return e->ns == TLM__NS_VMM_MAP && mkind == TLM_MEM_DEVICE;
+	return e->ns == TLM_NS_VMM_MAP && mkind == TLM_MEM_DEVICE;
 }
 
 static uint64_t end_of(const struct tlm__live *e)
@@ -51,7 +51,7 @@ ssize_t tlm__va_ranges(const struct tlm__live_map *m, int device, int mkind, str
 		const struct tlm__live *e = &m->slot[i];
 		if (holds(e, device, mkind))
 			r[k++] = (struct tlm__range){e->addr, end_of(e), e->time_ns, e->stack_id,
-						     e->ns == TLM__NS_VMM_MAP};
+						     e->ns == TLM_NS_VMM_MAP};
 	}
 	qsort(r, n, sizeof *r, by_start);
 	size_t j = 0; /* merge mappings laid end to end */
@@ -79,7 +79,7 @@ ssize_t tlm__live_blocks(const struct tlm__live_map *m, int device, int mkind, c
 	size_t n = 0;
 	*out = NULL;
 	for (size_t i = 0; i <= m->mask; i++)
-		n += m->slot[i].ns == TLM__NS_BLOCK && m->slot[i].device == device && m->slot[i].mkind == mkind;
+		n += m->slot[i].ns == TLM_NS_BLOCK && m->slot[i].device == device && m->slot[i].mkind == mkind;
 	if (!n)
 		return 0;
 	const struct tlm__live **b = malloc(n * sizeof *b);
@@ -87,7 +87,7 @@ ssize_t tlm__live_blocks(const struct tlm__live_map *m, int device, int mkind, c
 		return -1;
 	size_t k = 0;
 	for (size_t i = 0; i <= m->mask; i++)
-		if (m->slot[i].ns == TLM__NS_BLOCK && m->slot[i].device == device && m->slot[i].mkind == mkind)
+		if (m->slot[i].ns == TLM_NS_BLOCK && m->slot[i].device == device && m->slot[i].mkind == mkind)
 			b[k++] = &m->slot[i];
 	qsort(b, n, sizeof *b, by_addr);
 	*out = b;

@@ -38,7 +38,7 @@ struct tlm__live *tlm__live_find(struct tlm__live_map *m, uint8_t ns, uint64_t a
 {
 	for (size_t i = slot_of(m, ns, addr);; i = (i + 1) & m->mask) {
 		struct tlm__live *e = &m->slot[i];
-		if (e->ns == TLM__NS_EMPTY)
+		if (e->ns == TLM_NS_NONE)
 			return NULL;
 		if (e->addr == addr && e->ns == ns)
 			return e;
@@ -48,7 +48,7 @@ struct tlm__live *tlm__live_find(struct tlm__live_map *m, uint8_t ns, uint64_t a
 static struct tlm__live *place(struct tlm__live_map *m, const struct tlm__live *e)
 {
 	size_t i = slot_of(m, e->ns, e->addr);
-	while (m->slot[i].ns != TLM__NS_EMPTY)
+	while (m->slot[i].ns != TLM_NS_NONE)
 		i = (i + 1) & m->mask;
 	m->slot[i] = *e;
 	return &m->slot[i];
@@ -64,7 +64,7 @@ static int grow(struct tlm__live_map *m)
 	m->slot = n;
 	m->mask = ocap * 2 - 1;
 	for (size_t i = 0; i < ocap; i++)
-		if (old[i].ns != TLM__NS_EMPTY)
+		if (old[i].ns != TLM_NS_NONE)
 			place(m, &old[i]);
 	free(old);
 	return 0;
@@ -85,7 +85,7 @@ void tlm__live_del(struct tlm__live_map *m, struct tlm__live *e)
 	 * when their home slot does not lie cyclically in (hole, j]. */
 	for (size_t j = (i + 1) & m->mask;; j = (j + 1) & m->mask) {
 		struct tlm__live *x = &m->slot[j];
-		if (x->ns == TLM__NS_EMPTY)
+		if (x->ns == TLM_NS_NONE)
 			break;
 		size_t home = slot_of(m, x->ns, x->addr);
 		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
@@ -93,6 +93,6 @@ void tlm__live_del(struct tlm__live_map *m, struct tlm__live *e)
 			i = j;
 		}
 	}
-	m->slot[i].ns = TLM__NS_EMPTY;
+	m->slot[i].ns = TLM_NS_NONE;
 	m->count--;
 }

@@ -6,7 +6,7 @@
  * the outermost frame first, after a root frame naming the device, then the
  * bytes. metric live: the bytes live at the end of the run (the report's
  * live_at_end); metric peak: the bytes live when each (device, kind) first
- * reached its reserved peak (export.h: a second pass over the trace);
+ * reached its reserved peak (export.h: collected by the report's pass);
  * metric peak-allocated: the report's AT PEAK, what held each (device,
  * kind)'s allocated peak (tensors by Python line with PyTorch's tap).
  * Frames read "function (file:line)"; ';' and control characters in names
@@ -106,23 +106,29 @@ int tlm_report_collapsed(struct tlm_report *r, FILE *f, int metric, char *err, s
 		}
 		return ferror(f) ? -1 : 0;
 	}
-	struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, errlen);
+	const struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, errlen);
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < r->ndevices; i++) {
-		struct tlm_report_segmap *s = &m[i];
-		if (s->n) /* a device that never reserved anything has no map */
-			qsort(s->seg, s->n, sizeof *s->seg, by_stack);
-		for (size_t k = 0; k < s->n;) {
+		size_t n = m[i].n; /* a device that never reserved anything has no map */
+		struct tlm_report_segment *seg = malloc((n ? n : 1) * sizeof *seg); /* the report's stay by address */
+		if (!seg) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (n)
+			memcpy(seg, m[i].seg, n * sizeof *seg);
+		qsort(seg, n, sizeof *seg, by_stack);
+		for (size_t k = 0; k < n;) {
 			uint64_t bytes = 0;
 			size_t j = k;
-			for (; j < s->n && s->seg[j].stack_id == s->seg[k].stack_id; j++)
-				bytes = bytes + s->seg[j].size < bytes ? UINT64_MAX : bytes + s->seg[j].size;
-			line(f, r, r->devices[i].device, r->devices[i].kind, s->seg[k].stack_id, bytes);
+			for (; j < n && seg[j].stack_id == seg[k].stack_id; j++)
+				bytes = bytes + seg[j].size < bytes ? UINT64_MAX : bytes + seg[j].size;
+			line(f, r, r->devices[i].device, r->devices[i].kind, seg[k].stack_id, bytes);
 			k = j;
 		}
+		free(seg);
 	}
-	tlm_report_segmaps_free(m, r->ndevices);
 	if (ferror(f)) {
 		snprintf(err, errlen, "write error");
 		return -1;

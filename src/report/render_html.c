@@ -269,7 +269,7 @@ static const char script[] =
 int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 {
 	char why[256] = "";
-	struct tlm_report_segmap *m = tlm_report_peak_segments(r, why, sizeof why);
+	const struct tlm_report_segmap *m = tlm_report_peak_segments(r, why, sizeof why);
 	tlm__html_head(f, r);
 	fputs("<p class=\"tools\" id=\"tools\" hidden><button type=\"button\" data-open=\"1\">expand all stacks"
 	      "</button><button type=\"button\" data-open=\"0\">collapse all stacks</button></p>\n",
@@ -294,7 +294,6 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	other(f, r);
 	fprintf(f, "<p class=\"muted\">tlm %s.</p>\n", TLM_VERSION);
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", script);
-	tlm_report_segmaps_free(m, r->ndevices);
 	if (ferror(f)) {
 		snprintf(err, errlen, "write error");
 		return -1;

@@ -34,7 +34,6 @@
 #include "html.h"
 #include "json_out.h"
 
-#define ACTIVE_MAX (2u << 20)      /* allocations read (~140 bytes each); the rest are counted */
 #define ACTIVE_SITES_JSON 20000    /* sites whose stack is embedded */
 #define ACTIVE_LABELS 2000         /* sites named by the report's labelling rule (labels.c) */
 #define CANVAS_W 960
@@ -339,7 +338,7 @@ void tlm__html_active(FILE *f, struct tlm_report *r, const struct tlm_report_seg
 	      f);
 	struct tlm__alog l;
 	char err[256];
-	if (tlm__alog_build(r, ACTIVE_MAX, false, &l, err, sizeof err)) {
+	if (tlm__alog_get(r, TLM__ALOG_ACTIVE, &l, err, sizeof err)) {
 		fputs("<p class=\"empty\">Not available: ", f);
 		tlm__html(f, err);
 		fputs("</p>\n", f);
@@ -347,7 +346,7 @@ void tlm__html_active(FILE *f, struct tlm_report *r, const struct tlm_report_seg
 	}
 	if (l.dropped)
 		fprintf(f, "<p class=\"note\">%" PRIu64 " allocations past the first %u are not drawn.</p>\n", l.dropped,
-			ACTIVE_MAX);
+			TLM__ALOG_ACTIVE_MAX);
 	int shown = 0;
 	for (size_t i = 0; i < r->ndevices; i++) {
 		int rc = track(f, r, shown, &r->devices[i], m ? &m[i] : NULL, &l);
@@ -359,6 +358,5 @@ void tlm__html_active(FILE *f, struct tlm_report *r, const struct tlm_report_seg
 	}
 	if (!shown)
 		fputs("<p class=\"empty\">No memory was allocated.</p>\n", f);
-	tlm__alog_free(&l);
 	fprintf(f, "<script>\n%s</script>\n", tlm__active_js);
 }

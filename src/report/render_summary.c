@@ -10,7 +10,6 @@
 #include "devmem.h"
 #include "render.h"
 #include "render_steps.h"
-#include "whatif/whatif.h"
 
 #define SUM_DEVICES 8
 #define SUM_LEAKS 5
@@ -90,9 +89,8 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 				  tlm__human(b, sizeof b, o->device_free), tlm__verdict_name(o->verdict));
 			lines += 1 + tlm__devmem_summary_oom(f, r, i);
 		}
-		char wi[400];
-		if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif */
-			tlm__line(f, "  %s", wi);
+		if (r->whatif_hint)
+			tlm__line(f, "  %s", r->whatif_hint);
 	}
 	if (r->unmatched_frees || r->inconsistencies)
 		tlm__line(f, "frees of unknown addresses: %" PRIu64 ", allocations at a live address: %" PRIu64,

@@ -13,7 +13,6 @@
 #include "devmem.h"
 #include "render.h"
 #include "render_steps.h"
-#include "whatif/whatif.h"
 
 #define TEXT_SITES 10
 #define TEXT_FRAMES 6
@@ -344,9 +343,8 @@ static void ooms(FILE *f, struct tlm_report *r)
 	tlm__labels_free(&L);
 	if (r->ooms_total > TEXT_OOMS)
 		tlm__line(f, "  ... %" PRIu64 " more", r->ooms_total - (r->nooms < TEXT_OOMS ? r->nooms : TEXT_OOMS));
-	char wi[400];
-	if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif: a setting that avoids a fragmentation OOM */
-		tlm__line(f, "  %s", wi);
+	if (r->whatif_hint) /* a setting that avoids a fragmentation OOM (wi_hint.c) */
+		tlm__line(f, "  %s", r->whatif_hint);
 }
 
 static void churn(FILE *f, struct tlm_report *r)

@@ -33,7 +33,6 @@
 #include "pickle_out.h"
 #include "render.h"
 
-#define SNAP_MAX_ALLOCS (4u << 20) /* allocations kept; the rest are counted */
 #define SMALL_SEGMENT (2u << 20)   /* PyTorch's small pool takes 2 MiB segments */
 
 enum act { A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_OOM };
@@ -483,7 +482,7 @@ done:
 int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 {
 	struct snap s = {.r = r};
-	if (tlm__alog_build(r, SNAP_MAX_ALLOCS, true, &s.l, err, errlen))
+	if (tlm__alog_get(r, TLM__ALOG_SNAPSHOT, &s.l, err, errlen))
 		return -1;
 	int nd = s.l.max_device + 1;
 	s.python_only = r->priv->npy && !r->priv->full_stacks;
@@ -555,6 +554,5 @@ int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t e
 out:
 	free(s.tapped);
 	free(s.frames_memo);
-	tlm__alog_free(&s.l);
 	return rc;
 }

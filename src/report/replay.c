@@ -55,20 +55,6 @@ static int mkind_of(unsigned kind)
 	}
 }
 
-static uint8_t ns_of(unsigned kind)
-{
-	switch (kind) {
-	case TLM_KIND_DEVICE:
-	case TLM_KIND_MANAGED: return TLM__NS_DEVVA;
-	case TLM_KIND_HOST_PINNED: return TLM__NS_HOST;
-	case TLM_KIND_VMM_PHYSICAL: return TLM__NS_VMM_PHYS;
-	case TLM_KIND_VMM_RESERVE: return TLM__NS_VMM_RESV;
-	case TLM_KIND_VMM_MAPPING: return TLM__NS_VMM_MAP;
-	case TLM_KIND_BLOCK: return TLM__NS_BLOCK;
-	default: return TLM__NS_EMPTY;
-	}
-}
-
 static struct tlm__acct *acct(struct tlm__replay *rp, int device, int mkind)
 {
 	struct tlm__acct *a = tlm__acct_get(&rp->accts, device, mkind);
@@ -90,8 +76,8 @@ static void settle(struct tlm__replay *rp, struct tlm__acct *a)
 	if (a->has_blocks)
 		a->free_gap_largest = tlm__largest_gap(&rp->live, a->device, a->mkind);
 	a->ext_at_peak_known = tlm__acct_ext_frag(a, &a->ext_frag_at_peak);
-	if (rp->on_settle)
-		rp->on_settle(rp->settle_ctx, rp, a);
+	if (rp->hooks)
+		rp->hooks->settle(rp->hooks_ctx, a);
 }
 
 void tlm__replay_settle_all(struct tlm__replay *rp)
@@ -106,7 +92,7 @@ static void release(struct tlm__replay *rp, struct tlm__live *e, uint64_t t, boo
 	if (e->mkind != 0xff) {
 		struct tlm__acct *a = acct(rp, e->device, e->mkind);
 		if (a) {
-			if (e->ns == TLM__NS_BLOCK) {
+			if (e->ns == TLM_NS_BLOCK) {
 				tlm__acct_block(a, false, e->size, t, e->stack_id);
 			} else {
 				settle(rp, a);
@@ -114,9 +100,11 @@ static void release(struct tlm__replay *rp, struct tlm__live *e, uint64_t t, boo
 			}
 		}
 		/* A block cycle costs no driver call: not churn. */
-		if (completed && e->ns != TLM__NS_BLOCK)
+		if (completed && e->ns != TLM_NS_BLOCK)
 			tlm__churn_add(&rp->churn, e->device, e->stack_id, e->size, t);
 	}
+	if (rp->hooks) /* after the settle above: the peak's layout still held e */
+		rp->hooks->release(rp->hooks_ctx, e, rp->ev);
 	tlm__live_del(&rp->live, e);
 }
 
@@ -279,11 +267,11 @@ static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		}
 		return;
 	}
-	uint8_t ns = ns_of(ev->kind);
+	uint8_t ns = tlm_kind_ns(ev->kind);
 	int16_t device = ev->device;
 	if (ev->kind == TLM_KIND_VMM_MAPPING && device < 0) {
 		/* cuMemMap names no device: the mapped handle's is the one */
-		const struct tlm__live *h = tlm__live_find(&rp->live, TLM__NS_VMM_PHYS, ev->aux);
+		const struct tlm__live *h = tlm__live_find(&rp->live, TLM_NS_VMM_PHYS, ev->aux);
 		if (h)
 			device = h->device;
 	}
@@ -296,13 +284,19 @@ static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 	if (a && !block)
 		settle(rp, a); /* a pending peak is settled on the layout it had: before this segment */
 	struct tlm__live e = {
-		.addr = ev->addr, .size = ev->size, .time_ns = ev->time_ns, .stack_id = ev->stack_id,
+		.addr = ev->addr, .size = ev->size, .time_ns = ev->time_ns, .serial = rp->serial + 1,
+		.stack_id = ev->stack_id, .raw_stack = rp->raw->stack_id,
+		.tag = {TLM__NO_TAG, TLM__NO_TAG, TLM__NO_TAG},
 		.device = device, .ns = ns, .mkind = mk >= 0 ? (uint8_t)mk : 0xff,
 	};
-	if (!tlm__live_put(&rp->live, &e)) {
+	struct tlm__live *put = tlm__live_put(&rp->live, &e);
+	if (!put) {
 		rp->oom_error = ENOMEM;
 		return;
 	}
+	rp->serial++;
+	if (rp->hooks)
+		rp->hooks->alloc(rp->hooks_ctx, put, ev);
 	if (!a)
 		return;
 	if (block) {
@@ -362,12 +356,12 @@ static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		rep->failed_frees++;
 		return;
 	}
-	struct tlm__live *e = tlm__live_find(&rp->live, ns_of(ev->kind), ev->addr);
+	struct tlm__live *e = tlm__live_find(&rp->live, tlm_kind_ns(ev->kind), ev->addr);
 	if (!e) {
 		rep->unmatched_frees++;
 		return;
 	}
-	struct tlm__acct *a = e->ns == TLM__NS_BLOCK && e->mkind != 0xff ? acct(rp, e->device, e->mkind) : NULL;
+	struct tlm__acct *a = e->ns == TLM_NS_BLOCK && e->mkind != 0xff ? acct(rp, e->device, e->mkind) : NULL;
 	if ((ev->flags & TLM_EVF_GC_FREED) && !(ev->flags & TLM_EVF_FINALIZING) && e->mkind != 0xff)
 		gc_add(rp, e);
 	release(rp, e, ev->time_ns, true);
@@ -385,6 +379,8 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev0)
 		evc.stack_id = tlm__priv_canon(rep->priv, ev0->stack_id);
 		ev = &evc;
 	}
+	rp->ev = ev;
+	rp->raw = ev0;
 	rep->events++;
 	if (ev->flags & TLM_EVF_CUPTI) {
 		rep->cupti_only++;
@@ -403,7 +399,7 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev0)
 	 * what only teardown released was still live at the end */
 	if ((ev->flags & TLM_EVF_FINALIZING) && !rp->snapped)
 		tlm__replay_mark_end(rp, ev->time_ns);
-	bool known_kind = ns_of(ev->kind) != TLM__NS_EMPTY;
+	bool known_kind = tlm_kind_ns(ev->kind) != TLM_NS_NONE;
 	if (ev->kind == TLM_KIND_BLOCK && (ev->op == TLM_OP_ALLOC || ev->op == TLM_OP_FREE)) {
 		tap_totals(rp, ev);
 		if (!ev->result) {
@@ -459,7 +455,7 @@ static void snapshot(struct tlm__replay *rp)
 	/* survivors allocated before their layer's peak were live at it */
 	for (size_t i = 0; i <= rp->live.mask; i++) {
 		const struct tlm__live *e = &rp->live.slot[i];
-		if (e->ns == TLM__NS_EMPTY || e->mkind == 0xff)
+		if (e->ns == TLM_NS_NONE || e->mkind == 0xff)
 			continue;
 		struct tlm__acct *a = tlm__acct_get(&rp->accts, e->device, e->mkind);
 		if (a && a->ps && tlm__acct_counts(a, e) && a->peak_allocated && e->time_ns <= a->peak_allocated_t)

@@ -192,14 +192,30 @@ struct tlm_report {
 	struct tlm__report_priv *priv;
 	struct tlm_report_steps *steps;      /* training steps (report_steps.h); never NULL once built */
 	struct tlm_report_devmem *devmem;    /* the device's own view (devmem.h); NULL: the trace has no samples */
+	char *whatif_hint;                   /* TLM_REPORT_WHATIF: a setting that would have avoided a
+	                                      * fragmentation OOM, one line (tlm whatif); NULL: none */
 };
 
 #define TLM_REPORT_MAX_OOMS 1000
 #define TLM_REPORT_MAX_POINTS 2000 /* per (device, kind): 1000 buckets, 2 points each */
 
-/* Streams the trace at path. NULL when it cannot be opened (err gets one
- * line); otherwise a report of everything that could be read, with any
- * integrity errors listed in it. */
+/* What a report collects beyond its sections, for the outputs that need it
+ * (tlm_report_needs in export.h says which): each costs memory only when
+ * asked for. */
+#define TLM_REPORT_SEGMAPS 0x1u  /* the segment map at each reserved peak (export.h) */
+#define TLM_REPORT_ACTIVE 0x2u   /* every allocation's life: the HTML's active-memory timeline */
+#define TLM_REPORT_SNAPSHOT 0x4u /* every allocation's life to the end of the run: torch-snapshot */
+#define TLM_REPORT_WHATIF 0x8u   /* whatif_hint: the what-if replay of the allocator's requests */
+#define TLM_REPORT_ALL 0xfu
+
+/* Streams the trace at path, once. NULL when it cannot be opened (err gets
+ * one line); otherwise a report of everything that could be read, with any
+ * integrity errors listed in it, and what needs asked for.
+ * tlm_report_build: everything (TLM_REPORT_ALL). */
+struct tlm_report *tlm_report_build_for(const char *path, unsigned needs, char *err, size_t errlen);
+/* The same from fd, open on the trace at offset 0 (the report owns it; path
+ * names the trace in the report). */
+struct tlm_report *tlm_report_build_fd(int fd, const char *path, unsigned needs, char *err, size_t errlen);
 struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen);
 void tlm_report_free(struct tlm_report *r);
 

@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * segments.c - the segment map at each device's reserved peak (export.h): a
- * second streaming pass that replays the events exactly as the first did,
- * and where the replay settles the peak of a (device, kind) (its event
- * ordinal was noted by the first pass; the fragmentation at the peak is
- * taken there, once the blocks placed after the new segment are known),
- * copies that (device, kind)'s live driver allocations and, when an
- * allocator tap reported blocks, its layout (layout.c). Memory: the live
- * set, as in the first pass, plus the copies.
+ * segments.c - the segment map at each device's reserved peak (export.h),
+ * a consumer of the report's one pass: where the replay settles a new
+ * reserved peak of a (device, kind) (the fragmentation at the peak is taken
+ * there, once the blocks placed after the new segment are known), the
+ * layout of that moment is what the map shows: that (device, kind)'s live
+ * driver allocations and, when an allocator tap reported blocks, its layout
+ * (layout.c). Memory: the allocations live at the last peak that were freed
+ * after it, besides the replay's live set.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
 #include "internal.h"
+#include "pass.h"
 
 static int by_addr(const void *a, const void *b)
 {
@@ -69,14 +71,14 @@ static int take(const struct tlm__live_map *lm, const struct tlm_report_device *
 	size_t n = 0;
 	for (size_t i = 0; i <= lm->mask; i++) {
 		const struct tlm__live *e = &lm->slot[i];
-		n += e->ns != TLM__NS_EMPTY && e->ns != TLM__NS_BLOCK && e->mkind == d->kind && e->device == d->device;
+		n += e->ns != TLM_NS_NONE && e->ns != TLM_NS_BLOCK && e->mkind == d->kind && e->device == d->device;
 	}
 	m->seg = calloc(n + 1, sizeof *m->seg);
 	if (!m->seg)
 		return -1;
 	for (size_t i = 0; i <= lm->mask; i++) {
 		const struct tlm__live *e = &lm->slot[i];
-		if (e->ns == TLM__NS_EMPTY || e->ns == TLM__NS_BLOCK || e->mkind != d->kind || e->device != d->device)
+		if (e->ns == TLM_NS_NONE || e->ns == TLM_NS_BLOCK || e->mkind != d->kind || e->device != d->device)
 			continue;
 		m->seg[m->n++] = (struct tlm_report_segment){e->addr, e->size, e->stack_id,
 							     (int64_t)(e->time_ns - start)};
@@ -98,95 +100,152 @@ void tlm_report_segmaps_free(struct tlm_report_segmap *m, size_t n)
 	free(m);
 }
 
-struct pass {
-	const struct tlm_report *r;
-	struct tlm_report_segmap *maps;
-	bool *taken;
-	size_t left;
-	bool failed;
+/* ---- the consumer of the report's pass (pass.h) ---------------------------- */
+
+/* For each (device, kind), the layout at its last settled reserved peak
+ * without copying it there (a run that keeps growing settles a new peak at
+ * each segment): what was live then is what is live at the end and entered
+ * the live map before (serial <= at), plus what left it since: those are
+ * copied as they leave, at most the live set at that peak. */
+struct seg_acct {
+	int16_t device;
+	uint8_t mkind;
+	uint64_t at;               /* the replay's serial at the settle */
+	uint64_t ev;               /* the peak's event ordinal */
+	struct tlm__live *gone;    /* live at the peak, freed since */
+	size_t ngone, capgone;
 };
 
-static void on_settle(void *ctx, const struct tlm__replay *rp, const struct tlm__acct *a)
+struct seg_col {
+	struct seg_acct *a;
+	size_t n, cap;
+};
+
+static struct seg_acct *seg_acct(struct seg_col *c, int device, int mkind, bool add)
 {
-	struct pass *p = ctx;
-	for (size_t i = 0; i < p->r->ndevices; i++) {
-		const struct tlm_report_device *d = &p->r->devices[i];
-		if (p->taken[i] || d->device != a->device || d->kind != a->mkind ||
-		    d->peak_reserved_event != a->peak_reserved_ev)
+	for (size_t i = 0; i < c->n; i++)
+		if (c->a[i].device == device && c->a[i].mkind == mkind)
+			return &c->a[i];
+	if (!add)
+		return NULL;
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 8;
+		struct seg_acct *n = realloc(c->a, nc * sizeof *n);
+		if (!n)
+			return NULL;
+		c->a = n;
+		c->cap = nc;
+	}
+	c->a[c->n] = (struct seg_acct){.device = (int16_t)device, .mkind = (uint8_t)mkind};
+	return &c->a[c->n++];
+}
+
+static void seg_settle(void *ctx, struct tlm__pass *p, const struct tlm__acct *a)
+{
+	struct seg_acct *s = seg_acct(ctx, a->device, a->mkind, true);
+	if (!s) {
+		p->error = ENOMEM;
+		return;
+	}
+	s->at = p->rp.serial;
+	s->ev = a->peak_reserved_ev;
+	s->ngone = 0;
+}
+
+static void seg_release(void *ctx, struct tlm__pass *p, const struct tlm__live *e, const struct tlm_event *ev)
+{
+	(void)ev;
+	struct seg_col *c = ctx;
+	for (size_t i = 0; i < c->n; i++) {
+		struct seg_acct *s = &c->a[i];
+		if (s->device != e->device || e->serial > s->at)
 			continue;
-		p->taken[i] = true;
-		p->left--;
-		if (take(&rp->live, d, &p->maps[i], rp->start))
-			p->failed = true;
+		if (s->ngone == s->capgone) {
+			size_t nc = s->capgone ? s->capgone * 2 : 64;
+			struct tlm__live *n = realloc(s->gone, nc * sizeof *n);
+			if (!n) {
+				p->error = ENOMEM;
+				return;
+			}
+			s->gone = n;
+			s->capgone = nc;
+		}
+		s->gone[s->ngone++] = *e;
 	}
 }
 
-struct tlm_report_segmap *tlm_report_peak_segments(struct tlm_report *r, char *err, size_t errlen)
+/* The live map of device d at its acct's last peak, stacks as recorded. */
+static int layout_at_peak(const struct tlm__live_map *lm, const struct seg_acct *s, struct tlm__live_map *out)
 {
-	struct tlm_report_segmap *maps = calloc(r->ndevices + 1, sizeof *maps);
-	bool *taken = calloc(r->ndevices + 1, sizeof *taken);
-	if (!maps || !taken) {
-		free(maps);
-		free(taken);
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	struct pass ps = {.r = r, .maps = maps, .taken = taken};
-	for (size_t i = 0; i < r->ndevices; i++) {
-		if (r->devices[i].peak_reserved_event)
-			ps.left++;
-		else
-			taken[i] = true; /* nothing was ever reserved */
-	}
-	if (!ps.left) {
-		free(taken);
-		return maps;
-	}
-
-	struct tlm_reader *rd = tlm_reader_open(r->path, err, errlen);
-	if (!rd) {
-		free(maps);
-		free(taken);
-		return NULL;
-	}
-	struct tlm_report *scratch = calloc(1, sizeof *scratch);
-	struct tlm_record *rec = malloc(sizeof *rec);
-	struct tlm__replay rp;
-	bool rp_ok = false, ok = false;
-	snprintf(err, errlen, "out of memory while reading the trace");
-	if (!scratch || !rec || tlm__replay_init(&rp, scratch))
-		goto out;
-	rp_ok = true;
-	rp.start = tlm_reader_header(rd)->start_monotonic_ns;
-	rp.on_settle = on_settle;
-	rp.settle_ctx = &ps;
-	while (ps.left && !ps.failed && tlm_reader_next(rd, rec) == 1) {
-		if (rec->type != TLM_REC_EVENT)
+	if (tlm__live_init(out))
+		return -1;
+	for (size_t i = 0; i <= lm->mask + s->ngone; i++) {
+		const struct tlm__live *e = i <= lm->mask ? &lm->slot[i] : &s->gone[i - lm->mask - 1];
+		if (e->ns == TLM_NS_NONE || e->device != s->device || e->serial > s->at)
 			continue;
-		tlm__replay_event(&rp, &rec->u.ev);
-		if (rp.oom_error)
-			goto out;
+		struct tlm__live c = *e;
+		c.stack_id = c.raw_stack; /* the map names stacks as recorded (docs/exports.md) */
+		if (!tlm__live_put(out, &c)) {
+			tlm__live_fini(out);
+			return -1;
+		}
 	}
-	if (ps.left && !ps.failed)
-		tlm__replay_settle_all(&rp); /* peaks the trace ended on */
-	if (ps.failed)
-		goto out;
-	if (ps.left) /* the file changed since the first pass */
-		snprintf(err, errlen, "the trace changed while it was read");
-	else
-		ok = true;
-out:
-	if (rp_ok)
-		tlm__replay_fini(&rp);
-	if (scratch)
-		free(scratch->ooms);
-	free(scratch);
-	free(rec);
-	free(taken);
-	tlm_reader_close(rd);
-	if (!ok) {
-		tlm_report_segmaps_free(maps, r->ndevices);
-		return NULL;
+	return 0;
+}
+
+static int seg_finish(void *ctx, struct tlm__pass *p)
+{
+	struct seg_col *c = ctx;
+	struct tlm_report *r = p->rep;
+	struct tlm_report_segmap *maps = calloc(r->ndevices + 1, sizeof *maps);
+	if (!maps)
+		goto nomem;
+	for (size_t i = 0; i < r->ndevices; i++) {
+		const struct tlm_report_device *d = &r->devices[i];
+		const struct seg_acct *s = seg_acct(c, d->device, d->kind, false);
+		if (!d->peak_reserved_event || !s || s->ev != d->peak_reserved_event)
+			continue; /* nothing was ever reserved */
+		struct tlm__live_map lm;
+		if (layout_at_peak(&p->rp.live, s, &lm))
+			goto nomem;
+		int rc = take(&lm, d, &maps[i], p->rp.start);
+		tlm__live_fini(&lm);
+		if (rc)
+			goto nomem;
 	}
-	return maps;
+	r->priv->segmaps = maps;
+	return 0;
+nomem:
+	tlm_report_segmaps_free(maps, r->ndevices);
+	snprintf(r->priv->why_segmaps, sizeof r->priv->why_segmaps, "out of memory");
+	return 0; /* the exports say so; the report stands */
+}
+
+static void seg_fini(void *ctx)
+{
+	struct seg_col *c = ctx;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->a[i].gone);
+	free(c->a);
+	free(c);
+}
+
+int tlm__segmaps_consumer(struct tlm__pass *p)
+{
+	struct seg_col *c = calloc(1, sizeof *c);
+	if (!c)
+		return -1;
+	snprintf(p->rep->priv->why_segmaps, sizeof p->rep->priv->why_segmaps, "%s", "");
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = c, .release = seg_release, .settle = seg_settle,
+							 .finish = seg_finish, .fini = seg_fini});
+}
+
+const struct tlm_report_segmap *tlm_report_peak_segments(const struct tlm_report *r, char *err, size_t errlen)
+{
+	if (r->priv && r->priv->segmaps)
+		return r->priv->segmaps;
+	snprintf(err, errlen, "%s",
+		 r->priv && r->priv->why_segmaps[0] ? r->priv->why_segmaps
+						   : "not collected (the report was built without TLM_REPORT_SEGMAPS)");
+	return NULL;
 }

@@ -88,7 +88,7 @@ static bool counted(const struct tlm__live *e, const struct tlm__accts *accts)
 	for (size_t i = 0; i < accts->n; i++)
 		if (accts->a[i].device == e->device && accts->a[i].mkind == e->mkind)
 			return tlm__acct_counts(&accts->a[i], e);
-	return e->ns != TLM__NS_BLOCK; /* no accounting yet: the driver layer */
+	return e->ns != TLM_NS_BLOCK; /* no accounting yet: the driver layer */
 }
 
 void tlm__site_add(struct tlm_report_site *g, const struct tlm__live *e)
@@ -111,7 +111,7 @@ int tlm__sites_group_live(const struct tlm__live_map *m, const struct tlm__accts
 		return -1;
 	size_t k = 0;
 	for (size_t i = 0; i <= m->mask; i++)
-		if (m->slot[i].ns != TLM__NS_EMPTY && counted(&m->slot[i], accts))
+		if (m->slot[i].ns != TLM_NS_NONE && counted(&m->slot[i], accts))
 			v[k++] = &m->slot[i];
 	qsort(v, k, sizeof *v, by_dev_stack);
 	struct tlm_report_site *s = calloc(k + 1, sizeof *s);

@@ -2,7 +2,7 @@
 /*
  * steps_internal.h - the pieces behind report_steps.h.
  *
- * Contract: while the trace streams, tlm__steps_event() records each
+ * Contract: a consumer of the report's pass (pass.h) records each
  * successful allocation (time, event ordinal, size, site, thread) and its
  * free, up to TLM__STEPS_MAX_RECS allocations (about 56 bytes each: the only
  * part of the report whose memory follows the number of events, bounded by
@@ -34,8 +34,7 @@ struct tlm__srec {
 struct tlm__steps_rec {
 	struct tlm__srec *r;
 	size_t n, cap;
-	struct tlm__live_map map; /* (ns, addr) -> record index (in .size) */
-	bool map_ok, full;
+	bool full;                /* records are found by the replay's tag TLM__TAG_STEPS */
 	uint64_t dropped;
 	struct {
 		bool known;
@@ -44,10 +43,9 @@ struct tlm__steps_rec {
 	} cap_[TLM__STEPS_MAX_DEV];
 };
 
-int tlm__steps_init(struct tlm__steps_rec *s);
-void tlm__steps_fini(struct tlm__steps_rec *s);
-/* After tlm__replay_event(rp, ev): ev as read (the stack is made canonical here). */
-void tlm__steps_event(struct tlm__steps_rec *s, const struct tlm__replay *rp, const struct tlm_event *ev);
+struct tlm__pass;
+/* Registers the recording on the pass; its finish fills r->steps. */
+int tlm__steps_consumer(struct tlm__pass *p);
 /* After tlm__replay_finish: fills r->steps (always allocated). -1 on ENOMEM. */
 int tlm__steps_finish(struct tlm__steps_rec *s, const struct tlm__replay *rp, struct tlm_report *r);
 void tlm__steps_free(struct tlm_report_steps *st);

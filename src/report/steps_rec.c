@@ -9,35 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pass.h"
 #include "steps_internal.h"
-
-int tlm__steps_init(struct tlm__steps_rec *s)
-{
-	memset(s, 0, sizeof *s);
-	s->map_ok = tlm__live_init(&s->map) == 0;
-	return s->map_ok ? 0 : -1;
-}
-
-void tlm__steps_fini(struct tlm__steps_rec *s)
-{
-	if (s->map_ok)
-		tlm__live_fini(&s->map);
-	free(s->r);
-	memset(s, 0, sizeof *s);
-}
-
-/* The replay's namespaces (replay.c): device and managed memory share one. */
-static uint8_t ns_of(unsigned kind)
-{
-	switch (kind) {
-	case TLM_KIND_DEVICE:
-	case TLM_KIND_MANAGED: return TLM__NS_DEVVA;
-	case TLM_KIND_HOST_PINNED: return TLM__NS_HOST;
-	case TLM_KIND_VMM_PHYSICAL: return TLM__NS_VMM_PHYS;
-	case TLM_KIND_BLOCK: return TLM__NS_BLOCK;
-	default: return TLM__NS_EMPTY; /* VMM reservations and mappings hold no bytes */
-	}
-}
 
 static int mkind_of(unsigned kind)
 {
@@ -48,15 +21,17 @@ static int mkind_of(unsigned kind)
 	}
 }
 
-static void end_rec(struct tlm__steps_rec *s, struct tlm__live *e, const struct tlm_event *ev, uint64_t ord)
+/* The replay matched e's free (or a missed free before an allocation at its address). */
+static void on_release(void *ctx, struct tlm__pass *p, const struct tlm__live *e, const struct tlm_event *ev)
 {
-	if (e->size < s->n) {
-		struct tlm__srec *r = &s->r[e->size];
-		r->ft = ev->time_ns;
-		r->fev = ord;
-		r->fthread = ev->thread;
-	}
-	tlm__live_del(&s->map, e);
+	struct tlm__steps_rec *s = ctx;
+	uint32_t i = e->tag[TLM__TAG_STEPS];
+	if (i == TLM__NO_TAG || i >= s->n)
+		return;
+	struct tlm__srec *r = &s->r[i];
+	r->ft = ev->time_ns;
+	r->fev = p->rep->events;
+	r->fthread = ev->thread;
 }
 
 static void capacity(struct tlm__steps_rec *s, const struct tlm__replay *rp, const struct tlm_event *ev)
@@ -74,22 +49,20 @@ static void capacity(struct tlm__steps_rec *s, const struct tlm__replay *rp, con
 	s->cap_[ev->device].source = ev->result ? "out of memory" : "first allocation";
 }
 
-void tlm__steps_event(struct tlm__steps_rec *s, const struct tlm__replay *rp, const struct tlm_event *ev)
+/* After the replay took an event (as read): its free-memory figure. */
+static int after(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 {
-	if (!s->map_ok)
-		return;
-	if (ev->op == TLM_OP_ALLOC && ev->device_free)
-		capacity(s, rp, ev);
-	if (ev->result || (ev->op != TLM_OP_ALLOC && ev->op != TLM_OP_FREE))
-		return;
-	uint8_t ns = ns_of(ev->kind);
-	if (ns == TLM__NS_EMPTY)
-		return;
-	uint64_t ord = rp->rep->events;
-	struct tlm__live *e = tlm__live_find(&s->map, ns, ev->addr);
-	if (e)
-		end_rec(s, e, ev, ord); /* a free, or a missed free before this allocation */
-	if (ev->op != TLM_OP_ALLOC)
+	if (rec->type == TLM_REC_EVENT && rec->u.ev.op == TLM_OP_ALLOC && rec->u.ev.device_free)
+		capacity(ctx, &p->rp, &rec->u.ev);
+	return 0;
+}
+
+/* A successful allocation entered the live map: its record (the memory that
+ * holds bytes; VMM reservations and mappings hold none). */
+static void on_alloc(void *ctx, struct tlm__pass *p, struct tlm__live *e, const struct tlm_event *ev)
+{
+	struct tlm__steps_rec *s = ctx;
+	if (e->ns != TLM_NS_DEVVA && e->ns != TLM_NS_HOST && e->ns != TLM_NS_VMM_PHYS && e->ns != TLM_NS_BLOCK)
 		return;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 4096;
@@ -102,16 +75,31 @@ void tlm__steps_event(struct tlm__steps_rec *s, const struct tlm__replay *rp, co
 		s->r = n;
 		s->cap = cap;
 	}
-	uint32_t stack = ev->stack_id;
-	if (stack && rp->rep->priv && rp->rep->priv->npy)
-		stack = tlm__priv_canon(rp->rep->priv, stack);
 	s->r[s->n] = (struct tlm__srec){
-		.t = ev->time_ns, .ft = UINT64_MAX, .ev = ord, .fev = UINT64_MAX, .size = ev->size, .stack = stack,
-		.thread = ev->thread, .fthread = ev->thread, .device = ev->device, .mkind = (uint8_t)mkind_of(ev->kind),
-		.block = ev->kind == TLM_KIND_BLOCK,
+		.t = ev->time_ns, .ft = UINT64_MAX, .ev = p->rep->events, .fev = UINT64_MAX, .size = ev->size,
+		.stack = ev->stack_id, .thread = ev->thread, .fthread = ev->thread, .device = ev->device,
+		.mkind = (uint8_t)mkind_of(ev->kind), .block = ev->kind == TLM_KIND_BLOCK,
 	};
-	struct tlm__live le = {.addr = ev->addr, .size = s->n, .ns = ns, .device = ev->device};
-	if (!tlm__live_put(&s->map, &le))
-		return; /* without memory its free is not seen: it stays a survivor */
-	s->n++;
+	e->tag[TLM__TAG_STEPS] = (uint32_t)s->n++;
+}
+
+static int finish(void *ctx, struct tlm__pass *p)
+{
+	return tlm__steps_finish(ctx, &p->rp, p->rep);
+}
+
+static void fini(void *ctx)
+{
+	struct tlm__steps_rec *s = ctx;
+	free(s->r);
+	free(s);
+}
+
+int tlm__steps_consumer(struct tlm__pass *p)
+{
+	struct tlm__steps_rec *s = calloc(1, sizeof *s);
+	if (!s)
+		return -1;
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = s, .after = after, .alloc = on_alloc,
+							 .release = on_release, .finish = finish, .fini = fini});
 }

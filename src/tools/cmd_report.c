@@ -23,7 +23,7 @@
 
 /* cmd_report_job.c: the job report (several inputs, a directory, a glob, a
  * JSON report) */
-bool tlm__report_is_job_input(const char *arg);
+bool tlm__report_is_job_input(const char *arg, int *fd);
 int tlm__report_job(char **inputs, size_t n, const char *format, const char *out, unsigned threads, bool single_opts);
 
 #define USAGE                                                                     \
@@ -67,6 +67,13 @@ static int usage_error(const char *fmt, const char *arg)
 	fputc('\n', stderr);
 	fputs(USAGE, stderr);
 	return TLM_EXIT_USAGE;
+}
+
+static int usage_close(int fd, const char *fmt, const char *arg)
+{
+	if (fd >= 0)
+		close(fd);
+	return usage_error(fmt, arg);
 }
 
 int tlm_cmd_report(int argc, char **argv)
@@ -116,27 +123,31 @@ int tlm_cmd_report(int argc, char **argv)
 			path = path ? path : a;
 		}
 	}
-	if (ninputs > 1 || job || (path && tlm__report_is_job_input(path))) {
+	int fd = -1; /* the trace, opened once: sniffed here, then read by the report */
+	if (ninputs > 1 || job || (path && tlm__report_is_job_input(path, &fd))) {
 		return tlm__report_job(argv, ninputs, format, out, threads, summary || metric || full_stacks);
 	}
 	bool known = false;
 	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
 		known |= !strcmp(format, formats[i]);
 	if (!known)
-		return usage_error("unknown format '%s' (text, json, html, chrome, collapsed or torch-snapshot)", format);
+		return usage_close(fd, "unknown format '%s' (text, json, html, chrome, collapsed or torch-snapshot)", format);
 	if (!path)
-		return usage_error("%s", "missing TRACE");
+		return usage_close(fd, "%s", "missing TRACE");
 	if (summary && strcmp(format, "text"))
-		return usage_error("%s", "--summary is text only");
+		return usage_close(fd, "%s", "--summary is text only");
 	if (metric && strcmp(format, "collapsed"))
-		return usage_error("%s", "--metric is for --format collapsed");
+		return usage_close(fd, "%s", "--metric is for --format collapsed");
 	if (metric && strcmp(metric, "live") && strcmp(metric, "peak") && strcmp(metric, "peak-allocated"))
-		return usage_error("unknown metric '%s' (live, peak or peak-allocated)", metric);
+		return usage_close(fd, "unknown metric '%s' (live, peak or peak-allocated)", metric);
 	if (!strcmp(format, "torch-snapshot") && (!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
-		return usage_error("%s", "torch-snapshot is a binary pickle: give -o FILE (or redirect stdout)");
+		return usage_close(fd, "%s", "torch-snapshot is a binary pickle: give -o FILE (or redirect stdout)");
 
+	int m = !metric || !strcmp(metric, "live") ? TLM_COLLAPSED_LIVE
+		: !strcmp(metric, "peak")	  ? TLM_COLLAPSED_PEAK
+						  : TLM_COLLAPSED_PEAK_ALLOCATED;
 	char err[256];
-	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
+	struct tlm_report *r = tlm_report_build_fd(fd, path, tlm_report_needs(format, m), err, sizeof err);
 	if (!r) {
 		fprintf(stderr, "tlm: %s: %s\n", path, err);
 		return TLM_EXIT_DAMAGED;
@@ -161,11 +172,7 @@ int tlm_cmd_report(int argc, char **argv)
 	else if (!strcmp(format, "torch-snapshot"))
 		rc = tlm_report_torch_snapshot(r, f, why, sizeof why);
 	else if (!strcmp(format, "collapsed"))
-		rc = tlm_report_collapsed(r, f,
-					  !metric || !strcmp(metric, "live") ? TLM_COLLAPSED_LIVE
-					  : !strcmp(metric, "peak")	    ? TLM_COLLAPSED_PEAK
-									    : TLM_COLLAPSED_PEAK_ALLOCATED,
-					  why, sizeof why);
+		rc = tlm_report_collapsed(r, f, m, why, sizeof why);
 	else
 		rc = tlm_report_text(r, f);
 	if (f != stdout ? fclose(f) : fflush(f))

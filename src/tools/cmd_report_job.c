@@ -6,28 +6,47 @@
  * one line on stderr says how many), 64 bad usage.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "job/job.h"
 
-bool tlm__report_is_job_input(const char *arg)
+bool tlm__report_is_job_input(const char *arg, int *fd)
 {
+	*fd = -1;
 	struct stat st;
 	if (stat(arg, &st) != 0)
 		return strpbrk(arg, "*?[") != NULL; /* a glob the shell left alone */
 	if (S_ISDIR(st.st_mode))
 		return true;
-	FILE *f = fopen(arg, "rb");
+	/* a JSON report starts with '{' after white space; a trace is read from
+	 * this descriptor, so that it is opened once */
+	int d = open(arg, O_RDONLY | O_CLOEXEC);
+	char b[4096];
+	ssize_t n = 0;
 	int c = ' ';
-	while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '\t' || c == '\r'))
-		;
-	if (f)
-		fclose(f);
-	return c == '{';
+	for (off_t off = 0; d >= 0 && c != EOF && (c == ' ' || c == '\n' || c == '\t' || c == '\r');) {
+		if (n <= 0 && (n = pread(d, b, sizeof b, off)) <= 0) {
+			c = EOF;
+			break;
+		}
+		for (ssize_t i = 0; i < n && (c == ' ' || c == '\n' || c == '\t' || c == '\r'); i++)
+			c = (unsigned char)b[i];
+		off += n;
+		n = 0;
+	}
+	if (c == '{') {
+		if (d >= 0)
+			close(d);
+		return true;
+	}
+	*fd = d;
+	return false;
 }
 
 int tlm__report_job(char **inputs, size_t n, const char *format, const char *out, unsigned threads, bool single_opts)

@@ -24,7 +24,7 @@ void tlm__run_job_report(char **paths, size_t n); /* cmd_report_job.c */
 static void one_line(const char *path)
 {
 	char err[256];
-	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
+	struct tlm_report *r = tlm_report_build_for(path, 0, err, sizeof err);
 	if (!r) {
 		fprintf(stderr, "  %s: %s\n", path, err);
 		return;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "whatif/whatif.h"
+#include "whatif/replay_int.h"
 
 static const char *human(char *b, size_t n, uint64_t v)
 {
@@ -19,12 +19,12 @@ static const char *human(char *b, size_t n, uint64_t v)
 	return b;
 }
 
-int tlm_wi_oom_hint(const char *path, char *buf, size_t len)
+int tlm__wi_hint(const struct wi_trace *t, char *buf, size_t len)
 {
 	struct tlm_wi_options o = {.device = -1};
 	struct tlm_wi_report r;
 	char err[256];
-	if (!path || tlm_wi_run(path, &o, &r, err, sizeof err))
+	if (tlm__wi_run_trace(t, "", &o, &r, err, sizeof err))
 		return -1;
 	int rc = -1;
 	for (size_t i = 0; i < r.ndev && rc; i++) {

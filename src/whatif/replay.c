@@ -402,6 +402,16 @@ int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_r
 		snprintf(err, errlen, "%s: %s", path, e2);
 		return -1;
 	}
+	int rc = tlm__wi_run_trace(&t, path, o, r, err, errlen);
+	tlm__wi_trace_free(&t);
+	return rc;
+}
+
+int tlm__wi_run_trace(const struct wi_trace *tr, const char *path, const struct tlm_wi_options *o,
+		      struct tlm_wi_report *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	const struct wi_trace t = *tr;
 	int rc = -1;
 	struct tlm_wi_settings rec;
 	tlm_wi_defaults(&rec);
@@ -459,7 +469,6 @@ int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_r
 			 "expandable_segments:True" : "");
 	rc = 0;
 out:
-	tlm__wi_trace_free(&t);
 	if (rc)
 		tlm_wi_report_free(r);
 	return rc;

@@ -65,6 +65,21 @@ struct wi_trace {
 };
 
 int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t errlen);
+/* The same, record by record, for a pass that reads the trace for more
+ * (the report's what-if hint): -1 without memory. finish moves the result
+ * into *t (freed with tlm__wi_trace_free); free frees what is left. */
+struct tlm__wi_input;
+struct tlm_record;
+struct tlm__wi_input *tlm__wi_input_new(uint64_t start_monotonic_ns);
+int tlm__wi_input_record(struct tlm__wi_input *in, const struct tlm_record *rec);
+int tlm__wi_input_finish(struct tlm__wi_input *in, struct wi_trace *t);
+void tlm__wi_input_free(struct tlm__wi_input *in);
+/* tlm_wi_run on a trace already read (path: for the messages). */
+int tlm__wi_run_trace(const struct wi_trace *t, const char *path, const struct tlm_wi_options *o,
+		      struct tlm_wi_report *r, char *err, size_t errlen);
+/* The report's one line under a fragmentation OOM (hint.c): 0 when one was
+ * written into buf, -1 when none (no OOM, no blocks, no setting avoids it). */
+int tlm__wi_hint(const struct wi_trace *t, char *buf, size_t len);
 void tlm__wi_trace_free(struct wi_trace *t);
 int tlm__wi_push_ev(struct wi_devev **v, size_t *n, size_t *cap, const struct wi_devev *e);
 

@@ -8,8 +8,9 @@
  *
  * A driver allocation belongs to the allocator when a block lies inside it
  * (a cudaMalloc segment, or an address range reserved for an expandable
- * segment and the mappings inside it); the rest is others' memory. Events are
- * read in one pass; classes are settled at the end, once every block is known.
+ * segment and the mappings inside it); the rest is others' memory. Records are
+ * taken in one pass (tlm_wi_run's own, or the report's: tlm__wi_input_*);
+ * classes are settled at the end, once every block is known.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,56 +406,95 @@ static int settle(struct rd *r)
 	return 0;
 }
 
+struct tlm__wi_input {
+	struct wi_trace t;
+	struct rd r;
+	uint64_t t0;        /* the trace's start */
+};
+
+struct tlm__wi_input *tlm__wi_input_new(uint64_t start_monotonic_ns)
+{
+	struct tlm__wi_input *in = calloc(1, sizeof *in);
+	if (!in)
+		return NULL;
+	in->r.t = &in->t;
+	in->t0 = start_monotonic_ns;
+	return in;
+}
+
+int tlm__wi_input_record(struct tlm__wi_input *in, const struct tlm_record *rec)
+{
+	struct wi_trace *t = &in->t;
+	struct rd *r = &in->r;
+	if (rec->type == TLM_REC_PROP && !strcmp(rec->u.prop.key, "torch.alloc_conf")) {
+		size_t n = strnlen(rec->u.prop.value, sizeof t->conf - 1);
+		memcpy(t->conf, rec->u.prop.value, n);
+		t->conf[n] = 0;
+		t->has_conf = true;
+	}
+	int pd;
+	unsigned long long total;
+	char tail;
+	if (rec->type == TLM_REC_PROP && sscanf(rec->u.prop.key, "device.%d.memor%c", &pd, &tail) == 2 &&
+	    tail == 'y' && sscanf(rec->u.prop.value, "%llu", &total) == 1 && pd >= 0 && pd < 32768) {
+		size_t di = dev_of(r, pd);
+		if (di != SIZE_MAX)
+			t->dev[di].total = total;
+	}
+	if (rec->type != TLM_REC_EVENT)
+		return r->nomem ? -1 : 0;
+	if (rec->u.ev.kind == TLM_KIND_BLOCK)
+		block_event(r, &rec->u.ev, in->t0);
+	else
+		driver_event(r, &rec->u.ev, in->t0);
+	return r->nomem ? -1 : 0;
+}
+
+int tlm__wi_input_finish(struct tlm__wi_input *in, struct wi_trace *t)
+{
+	int rc = settle(&in->r);
+	for (size_t i = 0; i < in->t.ndev && in->r.blocks; i++)
+		tlm__wi_table_free(&in->r.blocks[i]);
+	free(in->r.blocks);
+	in->r.blocks = NULL;
+	*t = in->t;
+	memset(&in->t, 0, sizeof in->t);
+	return rc;
+}
+
+void tlm__wi_input_free(struct tlm__wi_input *in)
+{
+	if (!in)
+		return;
+	for (size_t i = 0; i < in->t.ndev && in->r.blocks; i++)
+		tlm__wi_table_free(&in->r.blocks[i]);
+	free(in->r.blocks);
+	free(in->r.used);
+	free(in->r.ev);
+	free(in->r.live);
+	tlm__wi_trace_free(&in->t);
+	free(in);
+}
+
 int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
 	struct tlm_reader *rd = tlm_reader_open(path, err, errlen);
 	if (!rd)
 		return -1;
-	uint64_t t0 = tlm_reader_header(rd)->start_monotonic_ns;
+	struct tlm__wi_input *in = tlm__wi_input_new(tlm_reader_header(rd)->start_monotonic_ns);
 	struct tlm_record *rec = malloc(sizeof *rec);
-	struct rd r = {.t = t};
 	int rc = -1;
-	if (!rec)
-		goto nomem;
-	while (tlm_reader_next(rd, rec) == 1) {
-		if (rec->type == TLM_REC_PROP && !strcmp(rec->u.prop.key, "torch.alloc_conf")) {
-			size_t n = strnlen(rec->u.prop.value, sizeof t->conf - 1);
-			memcpy(t->conf, rec->u.prop.value, n);
-			t->conf[n] = 0;
-			t->has_conf = true;
-		}
-		int pd;
-		unsigned long long total;
-		char tail;
-		if (rec->type == TLM_REC_PROP && sscanf(rec->u.prop.key, "device.%d.memor%c", &pd, &tail) == 2 &&
-		    tail == 'y' && sscanf(rec->u.prop.value, "%llu", &total) == 1 && pd >= 0 && pd < 32768) {
-			size_t di = dev_of(&r, pd);
-			if (di != SIZE_MAX)
-				t->dev[di].total = total;
-		}
-		if (rec->type != TLM_REC_EVENT)
-			continue;
-		if (rec->u.ev.kind == TLM_KIND_BLOCK)
-			block_event(&r, &rec->u.ev, t0);
-		else
-			driver_event(&r, &rec->u.ev, t0);
-		if (r.nomem)
-			goto nomem;
-	}
-	if (settle(&r))
-		goto nomem;
-	rc = 0;
-	goto out;
-nomem:
-	snprintf(err, errlen, "out of memory reading %s", path);
+	if (!rec || !in)
+		goto out;
+	while (tlm_reader_next(rd, rec) == 1)
+		if (tlm__wi_input_record(in, rec))
+			goto out;
+	rc = tlm__wi_input_finish(in, t);
 out:
-	for (size_t i = 0; i < t->ndev && r.blocks; i++)
-		tlm__wi_table_free(&r.blocks[i]);
-	free(r.blocks);
-	free(r.used);
-	free(r.ev);
-	free(r.live);
+	if (rc)
+		snprintf(err, errlen, "out of memory reading %s", path);
+	tlm__wi_input_free(in);
 	free(rec);
 	tlm_reader_close(rd);
 	if (rc)

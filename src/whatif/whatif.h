@@ -121,9 +121,5 @@ void tlm_wi_report_free(struct tlm_wi_report *r);
 int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f);
 int tlm_wi_render_json(const struct tlm_wi_report *r, FILE *f);
 
-/* For `tlm report`: one line naming a setting that would have avoided a
- * fragmentation OOM of the trace at path, with its figures; 0 when one was
- * written into buf, -1 when none (no OOM, no blocks, no setting avoids it). */
-int tlm_wi_oom_hint(const char *path, char *buf, size_t len);
 
 #endif

@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			char err[256];
 			double t0 = now();
-			struct tlm_report *r = tlm_report_build(path, err, sizeof err);
+			struct tlm_report *r = tlm_report_build_for(path, 0, err, sizeof err);
 			double dt = now() - t0;
 			if (!r) {
 				fprintf(stderr, "bench_report: %s\n", err);

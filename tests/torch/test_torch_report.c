@@ -143,7 +143,7 @@ static void test_layout_and_folding(void **state)
 	free(json);
 	/* the map at the peak: both segments, and the three blocks in them */
 	char err[256];
-	struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, sizeof err);
+	const struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, sizeof err);
 	assert_non_null(m);
 	assert_int_equal(m[0].n, 2);
 	assert_true(m[0].has_blocks);
@@ -153,7 +153,6 @@ static void test_layout_and_folding(void **state)
 	assert_int_equal(m[0].nblocks, 3);
 	assert_true(m[0].block[2].addr == SEG0 + 8 * MiB && m[0].block[2].size == 3 * MiB / 2);
 	assert_true(m[0].block_bytes == 3 * MiB);
-	tlm_report_segmaps_free(m, r->ndevices);
 	tlm_report_free(r);
 	unlink(path);
 	free(path);
@@ -201,7 +200,7 @@ static void test_expandable_segments(void **state)
 	assert_true(r->ooms[0].largest_free == 2 * MiB);
 
 	char err[256];
-	struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, sizeof err);
+	const struct tlm_report_segmap *m = tlm_report_peak_segments(r, err, sizeof err);
 	assert_non_null(m);
 	assert_int_equal(m[0].n, 2); /* the two physical chunks: what the process holds */
 	assert_true(m[0].total == 4 * MiB);
@@ -214,7 +213,6 @@ static void test_expandable_segments(void **state)
 	assert_true(m[0].block[1].addr == VA + 3 * MiB && m[0].block[1].size == MiB / 2);
 	assert_int_equal(m[0].block[1].time_ns, 7 * RT_MS);
 	assert_true(m[0].range_bytes == 4 * MiB && m[0].block_bytes == 3 * MiB / 2);
-	tlm_report_segmaps_free(m, r->ndevices);
 
 	/* the HTML map draws the range, the blocks at their places, the free space */
 	char *html = NULL;

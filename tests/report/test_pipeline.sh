@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The report reads its trace once (issue 25, docs/architecture.md): under
+# strace, `tlm report` opens the trace exactly one time for every output
+# (text, summary, json, html, chrome, collapsed live and peak,
+# torch-snapshot), on a trace with an OOM (the text's what-if hint once read
+# the trace again, the html's segment map and timeline twice more). A JSON
+# report given as the input is still the job report.
+# usage: test_pipeline.sh TLM WORKLOAD   (the e2e environment: libtlm, the simulated driver)
+set -eu
+tlm=$1 wl=$2
+if ! command -v strace >/dev/null 2>&1; then
+	if [ "${CI:-}" = true ]; then echo "FAIL: strace not found (tools/deps.sh installs it)"; exit 1; fi
+	echo "SKIP: strace not found: the report's one read of the trace was not tested"
+	exit 77
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pre="${TLM_TEST_PRELOAD_FIRST:-}"
+[ -n "$pre" ] && pre="$pre:"
+TLM_SIM_MEMORY=256M TLM_SIM_DEVICES=1 LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" LD_PRELOAD="$pre$TLM_TEST_LIBTLM" TLM_OUTPUT="$dir/t.trace" TLM_SUMMARY=0 \
+	"$wl" >/dev/null 2>&1 || true
+[ -s "$dir/t.trace" ] || { echo "FAIL: the workload wrote no trace"; exit 1; }
+if ! strace -f -o "$dir/probe" -e trace=openat,open true 2>/dev/null; then
+	if [ "${CI:-}" = true ]; then echo "FAIL: strace cannot trace here"; exit 1; fi
+	echo "SKIP: strace cannot trace here (ptrace refused)"
+	exit 77
+fi
+fail=0
+opens() { # ARGS...: how many times `tlm report ARGS TRACE` opened the trace
+	strace -f -o "$dir/strace" -e trace=openat,open "$tlm" report "$@" -o "$dir/out" "$dir/t.trace" >/dev/null 2>&1 || true
+	grep -c "\"$dir/t.trace\"" "$dir/strace" || true
+}
+for args in "" "--summary" "--format json" "--format html" "--format chrome" "--format collapsed" \
+	    "--format collapsed --metric peak" "--format torch-snapshot"; do
+	# shellcheck disable=SC2086
+	n=$(opens $args)
+	[ -s "$dir/out" ] || { echo "FAIL: tlm report $args wrote nothing"; fail=1; }
+	if [ "$n" != 1 ]; then echo "FAIL: tlm report $args opened the trace $n times"; fail=1; else echo "ok: tlm report $args: 1 open"; fi
+done
+"$tlm" report "$dir/t.trace" | grep -q "^OUT OF MEMORY: 1 " ||
+	{ echo "FAIL: the trace has no OOM (the what-if path was not exercised)"; fail=1; }
+# a JSON report is still recognised as the job report's input
+"$tlm" report --format json -o "$dir/r.json" "$dir/t.trace"
+"$tlm" report "$dir/r.json" >"$dir/job.txt" 2>&1 || true
+grep -q "^tlm job report: 1 process" "$dir/job.txt" || { cat "$dir/job.txt"; echo "FAIL: a JSON input did not give the job report"; fail=1; }
+exit $fail
