@@ -25,7 +25,7 @@ static size_t sym_resolve(void *ctx, uint64_t ip, struct tlm_frame *out, size_t 
 }
 #endif
 
-/* Without a symbolizer (a build without src/analysis) frames keep their
+/* Without a symbolizer (a build without src/symbolize) frames keep their
  * address only: unknown, never wrong. */
 static size_t no_resolve(void *ctx, uint64_t ip, struct tlm_frame *out, size_t max)
 {

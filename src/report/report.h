@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/symbols.h"
+#include "symbolize/symbols.h"
 #include "tlm/trace.h"
 
 #define TLM_REPORT_SCHEMA "tlm-report/1"

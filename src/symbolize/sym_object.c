@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/sym_demangle.h"
-#include "analysis/sym_elfsyms.h"
-#include "analysis/sym_object.h"
-#include "analysis/sym_scopes.h"
+#include "symbolize/sym_demangle.h"
+#include "symbolize/sym_elfsyms.h"
+#include "symbolize/sym_object.h"
+#include "symbolize/sym_scopes.h"
 
 /* Inline nesting deeper than this is cut at the inner end (never seen:
  * compilers stop inlining long before). */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sym_scopes.h"
+#include "symbolize/sym_scopes.h"
 
 struct fn {
 	Dwarf_Addr lo, hi; /* [lo, hi) */

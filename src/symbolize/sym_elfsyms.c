@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sym_elfsyms.h"
+#include "symbolize/sym_elfsyms.h"
 
 struct esym {
 	uint64_t lo, size;

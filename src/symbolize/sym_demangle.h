@@ -10,7 +10,7 @@
 #ifndef TLM_SYM_DEMANGLE_H
 #define TLM_SYM_DEMANGLE_H
 
-#include "analysis/sym_strtab.h"
+#include "symbolize/sym_strtab.h"
 
 const char *tlm__demangle(struct tlm__strtab *t, const char *name);
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/symbols.h"
+#include "symbolize/symbols.h"
 
 struct tlm__symcache;
 

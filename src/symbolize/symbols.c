@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sym_cache.h"
-#include "analysis/sym_object.h"
-#include "analysis/sym_strtab.h"
-#include "analysis/symbols.h"
+#include "symbolize/sym_cache.h"
+#include "symbolize/sym_object.h"
+#include "symbolize/sym_strtab.h"
+#include "symbolize/symbols.h"
 
 /* Deeper inline chains than this are cut (innermost kept). */
 #define MAX_INLINE 32

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/symbols.h"
+#include "symbolize/symbols.h"
 #include "fixture.h"
 #include "modmap.h"
 #include "symt.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sym_demangle.h"
+#include "symbolize/sym_demangle.h"
 
 /* Declared by <cxxabi.h>, which is C++ only; the function itself is extern "C". */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/symbols.h"
+#include "symbolize/symbols.h"
 
 static double now(void)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sym_strtab.h"
+#include "symbolize/sym_strtab.h"
 
 /* Strings live in chunks that never move or shrink: the pointers handed out
  * must stay valid while the table grows. */

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/sym_strtab.h"
-#include "analysis/symbols.h"
+#include "symbolize/sym_strtab.h"
+#include "symbolize/symbols.h"
 
 struct tlm__symobj;
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "analysis/symbols.h"
+#include "symbolize/symbols.h"
 #include "fixture.h"
 #include "modmap.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sym_cache.h"
+#include "symbolize/sym_cache.h"
 
 struct entry {
 	uint64_t ip;
