@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/pickle_out.h"
+#include "encoders/pickle_out.h"
 
 int main(int argc, char **argv)
 {

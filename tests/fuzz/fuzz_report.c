@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "fuzz_input.h"
-#include "report/export.h"
-#include "report/report.h"
+#include "render/export.h"
+#include "analysis/report.h"
 
 static char long_name[3000];
 
