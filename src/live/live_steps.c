@@ -57,7 +57,9 @@ void tlm__lsteps_event(struct tlm__lsteps *s, const struct tlm__replay *rp, cons
 int tlm__lsteps_analyse(struct tlm__lsteps *s, const struct tlm__replay *rp, struct tlm_report *rep, bool force)
 {
 	uint64_t now = tlm__live_mono_ns();
-	if (!force && (now < s->next_ns || rep->events == s->analysed_events))
+	if (rep->events == s->analysed_events && s->st)
+		return 0; /* nothing new */
+	if (!force && now < s->next_ns)
 		return 0;
 	const struct tlm__steps_rec *src = &s->rec[0];
 	struct tlm__steps_rec tmp;

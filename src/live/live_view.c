@@ -60,7 +60,8 @@ static void devices(struct tlm_live *l, struct tlm_live_view *v)
 
 static void steps(struct tlm_live *l, struct tlm_live_view *v)
 {
-	if (tlm__lsteps_analyse(&l->steps, &l->rp, l->rep, l->state == TLM_LIVE_ENDED && !l->steps.st))
+	/* the end's view is of the whole window, however recent the last analysis */
+	if (tlm__lsteps_analyse(&l->steps, &l->rp, l->rep, l->state == TLM_LIVE_ENDED))
 		return; /* without memory: the last analysis stays */
 	const struct tlm_report_steps *st = l->steps.st;
 	if (!st) {
