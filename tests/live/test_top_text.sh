@@ -12,10 +12,14 @@
 #  4. the trace cut inside its last chunk: --once reads what is whole;
 #  5. a job directory, ranks 1 and 0 (env RANK) holding 456 and 123 MiB: one
 #     row per rank in rank order;
-#  6. bad usage: exit 64; --once on a path that is not there: exit 2.
-# usage: test_top_text.sh TLM LIVE_WL
+#  6. bad usage: exit 64; --once on a path that is not there: exit 2;
+#  7. the report's rules: on the native training loop of tests/steps (40
+#     steps, 8 KiB kept per step: fewer allocations than the window, so the
+#     window is the whole run) --once gives the steps, the growth per step and
+#     the forecast `tlm report` gives.
+# usage: test_top_text.sh TLM LIVE_WL STEPS_WORKLOAD
 set -u
-tlm=$1 wl=$2
+tlm=$1 wl=$2 sw=$3
 LAT_MAX=${TLM_TEST_LAT_MAX:-5}
 dir=$(mktemp -d)
 if [ -n "${TLM_TEST_KEEP:-}" ]; then echo "keeping $dir"; else trap 'rm -rf "$dir"' EXIT; fi
@@ -139,5 +143,17 @@ wait $r0
 echo "not a trace" > "$dir/junk.trace"
 "$tlm" top --once "$dir/junk.trace" > "$dir/junk.txt" 2>&1; [ $? = 2 ] || bad "--once on junk did not exit 2"
 has "$dir/junk.txt" 'failed: not a tlm trace'
+# ---- 7: the report's rules ---------------------------------------------------
+mkdir "$dir/s"
+TLM_SUMMARY=0 TLM_TEST_TRUTH="$dir/s/truth" LD_PRELOAD="${TLM_TEST_PRELOAD_FIRST:-}" \
+	"$tlm" run --no-summary --simulate 1G -o "$dir/s/t.trace" -- "$sw" train 40 8192 > "$dir/s/run.out" 2>&1 ||
+	bad "the steps workload failed: $(cat "$dir/s/run.out")"
+"$tlm" top --once "$dir/s/t.trace" > "$dir/s/top.txt"
+"$tlm" report "$dir/s/t.trace" > "$dir/s/report.txt"
+fc=$(sed -n 's/^FORECAST: dev 0: \(.* more steps\) (.*/\1/p' "$dir/s/report.txt")
+[ -n "$fc" ] || bad "the report has no forecast: $(grep -A2 '^STEPS' "$dir/s/report.txt")"
+grep -qF "  forecast: dev 0: $fc (" "$dir/s/top.txt" || { bad "the forecast differs from the report's ($fc):"; cat "$dir/s/top.txt"; }
+has "$dir/s/top.txt" "^  steps: $(sed -n 's/^STEPS: \([0-9]*\) steps of .*/\1/p' "$dir/s/report.txt") in the last "
+has "$dir/s/top.txt" '^ +[0-9.]+ [KM]iB +40 +\+8\.0 KiB +'
 [ $fail = 0 ] && echo "ok"
 exit $fail
