@@ -157,7 +157,7 @@ struct tlm_live_ui {
 };
 /* The ncurses screen until the job ends, tick says so, or the user quits
  * (then 1). 0 when the job ended; -1 when no terminal could be set up (the
- * caller prints text instead). Built without ncurses: -1. */
+ * caller prints text instead). */
 int tlm_live_tui(struct tlm_live_job *j, const struct tlm_live_ui *o);
 
 #endif

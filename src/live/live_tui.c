@@ -16,12 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curses.h>
+
 #include "live_fmt.h"
 #include "live_int.h"
 #include "report/render.h"
-
-#ifdef TLM_LIVE_HAVE_NCURSES
-#include <curses.h>
 
 #define TURN_MS 100       /* key wait per turn */
 #define READ_NS 40000000u /* reading per turn, at most */
@@ -385,14 +384,3 @@ int tlm_live_tui(struct tlm_live_job *j, const struct tlm_live_ui *o)
 	delscreen(scr);
 	return rc;
 }
-
-#else /* built without ncurses: the caller prints text */
-
-int tlm_live_tui(struct tlm_live_job *j, const struct tlm_live_ui *o)
-{
-	(void)j;
-	(void)o;
-	return -1;
-}
-
-#endif
