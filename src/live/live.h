@@ -130,7 +130,9 @@ struct tlm_live *tlm_live_job_get(struct tlm_live_job *j, size_t i);
 bool tlm_live_job_ended(const struct tlm_live_job *j);
 void tlm_live_job_stop(struct tlm_live_job *j);
 void tlm_live_job_settle(struct tlm_live_job *j); /* tlm_live_settle on each */
+/* What the job is called on the screen: its name, else its source. */
 const char *tlm_live_job_source(const struct tlm_live_job *j);
+void tlm_live_job_set_name(struct tlm_live_job *j, const char *name);
 bool tlm_live_job_is_set(const struct tlm_live_job *j); /* DIR or MANIFEST: shown as a job */
 void tlm_live_job_close(struct tlm_live_job *j);
 

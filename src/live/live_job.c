@@ -17,7 +17,7 @@
 
 struct tlm_live_job {
 	enum tlm_live_source kind;
-	char *src;
+	char *src, *name;
 	struct tlm_live **v;
 	size_t n, cap;
 	uint64_t next_scan_ns;
@@ -201,7 +201,13 @@ void tlm_live_job_settle(struct tlm_live_job *j)
 
 const char *tlm_live_job_source(const struct tlm_live_job *j)
 {
-	return j->src;
+	return j->name ? j->name : j->src;
+}
+
+void tlm_live_job_set_name(struct tlm_live_job *j, const char *name)
+{
+	free(j->name);
+	j->name = strdup(name); /* NULL without memory: the source is shown */
 }
 
 bool tlm_live_job_is_set(const struct tlm_live_job *j)
@@ -217,5 +223,6 @@ void tlm_live_job_close(struct tlm_live_job *j)
 		tlm_live_close(j->v[i]);
 	free(j->v);
 	free(j->src);
+	free(j->name);
 	free(j);
 }

@@ -163,8 +163,10 @@ int tlm_live_text_loop(FILE *f, struct tlm_live_job *j, const struct tlm_live_ui
 {
 	uint64_t iv = (uint64_t)(o->interval_s * 1e9), next = 0;
 	for (;;) {
-		while (tlm_live_job_poll(j, 1u << 20))
-			; /* a backlog is read first: the view is of what the file holds */
+		/* a backlog is read until the next view is due (which then says how far it got) */
+		bool more;
+		while ((more = tlm_live_job_poll(j, 1u << 16)) && tlm__live_mono_ns() < next)
+			;
 		bool end = o->tick ? o->tick(o->ctx) != 0 : tlm_live_job_ended(j);
 		uint64_t now = tlm__live_mono_ns();
 		if (end || now >= next) {
@@ -178,6 +180,7 @@ int tlm_live_text_loop(FILE *f, struct tlm_live_job *j, const struct tlm_live_ui
 			next = now + iv;
 		}
 		struct timespec ts = {0, 100000000};
-		nanosleep(&ts, NULL);
+		if (!more)
+			nanosleep(&ts, NULL);
 	}
 }

@@ -339,7 +339,6 @@ int tlm_live_tui(struct tlm_live_job *j, const struct tlm_live_ui *o)
 	noecho();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	timeout(TURN_MS);
 	if (has_colors()) {
 		start_color();
 		use_default_colors();
@@ -354,9 +353,10 @@ int tlm_live_tui(struct tlm_live_job *j, const struct tlm_live_ui *o)
 	const char *cs = nl_langinfo(CODESET);
 	u.utf8 = cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 	uint64_t next = 0, iv = (uint64_t)(o->interval_s * 1e9);
-	bool quit = false, dirty = true;
+	bool quit = false, dirty = true, more = false;
 	int rc = 0;
 	for (;;) {
+		timeout(more ? 0 : TURN_MS); /* a backlog is read at full speed, keys still answered */
 		int ch = getch();
 		if (ch == KEY_RESIZE)
 			dirty = true;
@@ -369,7 +369,7 @@ int tlm_live_tui(struct tlm_live_job *j, const struct tlm_live_ui *o)
 			break;
 		}
 		uint64_t t0 = tlm__live_mono_ns();
-		while (tlm_live_job_poll(j, 65536) && tlm__live_mono_ns() - t0 < READ_NS)
+		while ((more = tlm_live_job_poll(j, 65536)) && tlm__live_mono_ns() - t0 < READ_NS)
 			;
 		if (o->tick ? o->tick(o->ctx) : tlm_live_job_ended(j))
 			break;

@@ -209,7 +209,7 @@ int tlm_cmd_run(int argc, char **argv)
 		_exit(127);
 	}
 	int st = 1 << 8;
-	bool waited = live && mfd >= 0 && tlm__run_live(pid, manifest, &block, &st, screen) == 0;
+	bool waited = live && mfd >= 0 && tlm__run_live(pid, argv[i], manifest, &block, &st, screen) == 0;
 	while (!waited) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)

@@ -93,11 +93,14 @@ void tlm__run_live_output(int fd, const char *path)
 	unlink(path);
 }
 
-int tlm__run_live(pid_t pid, const char *manifest, const sigset_t *block, int *st, bool screen)
+int tlm__run_live(pid_t pid, const char *cmd, const char *manifest, const sigset_t *block, int *st, bool screen)
 {
 	struct tlm_live_job *j = tlm_live_job_open(TLM_LIVE_MANIFEST, manifest);
 	struct run r = {.pid = pid, .block = block};
 	if (j) {
+		char name[512];
+		snprintf(name, sizeof name, "the run of %s", cmd);
+		tlm_live_job_set_name(j, name);
 		struct tlm_live_ui ui = {.interval_s = 1, .sort = TLM_LIVE_BY_BYTES, .tick = tick, .ctx = &r};
 		int t = screen ? tlm_live_tui(j, &ui) : -1;
 		if (t < 0) {

@@ -22,9 +22,9 @@ bool tlm__run_live_tty(void);
 int tlm__run_live_log(char *path, size_t n);   /* an fd, or -1 */
 void tlm__run_live_child(int logfd);           /* in the child, before exec */
 /* Until pid exits (0, its wait status in *st) or the screen is closed (1:
- * the caller waits as without --live). block: the signals tlm run takes
+ * the caller waits as without --live). cmd: what is run; block: the signals tlm run takes
  * synchronously (the forwarded ones and SIGCHLD). */
-int tlm__run_live(pid_t pid, const char *manifest, const sigset_t *block, int *st, bool screen);
+int tlm__run_live(pid_t pid, const char *cmd, const char *manifest, const sigset_t *block, int *st, bool screen);
 void tlm__run_live_output(int fd, const char *path); /* copies, closes, removes */
 
 #endif
