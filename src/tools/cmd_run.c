@@ -10,7 +10,7 @@
  * itself), and tlm waits for it, so the report is still printed.
  *
  * libtlm.so is looked for in $TLM_LIBRARY, then next to the tlm binary: the
- * build tree (../shim/libtlm.so) and the install prefix (../lib/...).
+ * build tree (../recording/libtlm.so) and the install prefix (../lib/...).
  */
 #include <errno.h>
 #include <limits.h>
@@ -78,7 +78,7 @@ int tlm_find_library(char *out, size_t len)
 		return -1;
 	*slash = 0;
 	static const char *const rel[] = {
-		"../shim/libtlm.so",                    /* build tree: build/src/tools/tlm */
+		"../recording/libtlm.so",                /* build tree: build/src/tools/tlm */
 		"../lib/libtlm.so",                     /* --prefix install */
 		"../lib/x86_64-linux-gnu/libtlm.so",    /* Debian multiarch libdir */
 		"../lib/aarch64-linux-gnu/libtlm.so",
