@@ -97,7 +97,7 @@ SIM_PUBLIC long long tlm_sim_used_pages(int dev);
 /* Bytes a pool holds cached (freed but not yet returned), or -1 for a bad pool. */
 SIM_PUBLIC long long tlm_sim_pool_cached_bytes(CUmemoryPool pool);
 
-/* ---- the machine, for the NVML stand-in (src/sim/sim_nvml.c) ---- */
+/* ---- the machine, for the NVML stand-in (src/sim/nvml/sim_nvml.c) ---- */
 
 /* These need no cuInit (NVML does not start CUDA): they attach the machine
  * (TLM_SIM_MACHINE, or this process's private devices). */
@@ -114,7 +114,7 @@ SIM_PUBLIC int tlm_sim_device_ids(int dev, unsigned char uuid[16], int *pci_bus)
 /* One context's cost in bytes (TLM_SIM_CONTEXT_MEMORY, or the machine's). */
 SIM_PUBLIC unsigned long long tlm_sim_context_bytes(void);
 
-/* ---- the API layer, for the CUPTI double (src/sim/double/sim_cupti.c) ---- */
+/* ---- the API layer, for the CUPTI double (src/sim/cupti/sim_cupti.c) ---- */
 
 /* Called at the entry (site TLM_CUPTI_API_ENTER, result NULL) and the exit
  * (TLM_CUPTI_API_EXIT, result -> the CUresult / cudaError_t) of every memory
