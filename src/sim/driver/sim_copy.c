@@ -41,7 +41,7 @@ static CUresult copy_locked(uint64_t dst, uint64_t src, uint64_t n)
 CUresult sim_copy_rows(uint64_t dst, uint64_t dpitch, uint64_t src, uint64_t spitch, uint64_t width,
 		       uint64_t rows)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (width == 0 || rows == 0)
@@ -94,7 +94,7 @@ static CUresult fill(uint64_t p, uint64_t n, unsigned value, unsigned elem)
 CUresult sim_set_rows(uint64_t dst, size_t pitch, size_t width, size_t height, unsigned value,
 		      unsigned elem)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (width == 0 || height == 0)
@@ -261,11 +261,9 @@ static CUresult copy_3d(uint64_t dst, size_t dpitch, size_t dheight, uint64_t sr
 CUresult sim_cuMemcpy2D_v2(const struct memcpy2d *p)
 {
 	uint64_t s, d;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!p);
 	if (r)
 		return r;
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = base_of(p->srcType, p->srcHost, p->srcDevice, &s)) ||
 	    (r = base_of(p->dstType, p->dstHost, p->dstDevice, &d)))
 		return r;
@@ -295,11 +293,9 @@ PT(cuMemcpy2DAsync_v2, _ptsz, (const struct memcpy2d *p, CUstream s), (p, s));
 CUresult sim_cuMemcpy3D_v2(const struct memcpy3d *p)
 {
 	uint64_t s, d;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!p);
 	if (r)
 		return r;
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = base_of(p->srcType, p->srcHost, p->srcDevice, &s)) ||
 	    (r = base_of(p->dstType, p->dstHost, p->dstDevice, &d)))
 		return r;

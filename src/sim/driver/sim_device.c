@@ -61,21 +61,11 @@ void sim_device_uuid(int dev, uint8_t uuid[16])
 	uuid[15] = (uint8_t)dev;
 }
 
-static CUresult dev_check(int dev)
-{
-	CUresult r = sim_check_init();
-	if (r)
-		return r;
-	return sim_valid_device(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
-}
-
 CUresult sim_cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!pi || attrib < 1 || attrib >= NATTR, dev);
 	if (r)
 		return r;
-	if (!pi || attrib < 1 || attrib >= NATTR)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (attrib == 33)
 		*pi = sim_device_pci_bus(dev);
 	else if (attrib == 85)
@@ -88,11 +78,9 @@ SIM_EXPORT(cuDeviceGetAttribute);
 
 CUresult sim_cuDeviceGetUuid(CUuuid_sim *uuid, CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!uuid, dev);
 	if (r)
 		return r;
-	if (!uuid)
-		return CUDA_ERROR_INVALID_VALUE;
 	sim_device_uuid(dev, uuid->bytes);
 	return CUDA_SUCCESS;
 }
@@ -106,11 +94,9 @@ SIM_EXPORT(cuDeviceGetUuid_v2);
 
 CUresult sim_cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!pciBusId || len <= 0, dev);
 	if (r)
 		return r;
-	if (!pciBusId || len <= 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	snprintf(pciBusId, (size_t)len, "00000000:%02X:00.0", sim_device_pci_bus(dev));
 	return CUDA_SUCCESS;
 }
@@ -118,12 +104,10 @@ SIM_EXPORT(cuDeviceGetPCIBusId);
 
 CUresult sim_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!dev || !pciBusId);
 	unsigned dom, bus, d, fn = 0;
 	if (r)
 		return r;
-	if (!dev || !pciBusId)
-		return CUDA_ERROR_INVALID_VALUE;
 	/* domain:bus:device.function, or bus:device.function */
 	if (sscanf(pciBusId, "%x:%x:%x.%x", &dom, &bus, &d, &fn) < 3) {
 		dom = 0;
@@ -141,11 +125,9 @@ SIM_EXPORT(cuDeviceGetByPCIBusId);
 
 CUresult sim_cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!major || !minor, dev);
 	if (r)
 		return r;
-	if (!major || !minor)
-		return CUDA_ERROR_INVALID_VALUE;
 	*major = 9, *minor = 0;
 	return CUDA_SUCCESS;
 }
@@ -154,12 +136,10 @@ SIM_EXPORT(cuDeviceComputeCapability);
 CUresult sim_cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidth, int format, unsigned channels,
 						CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!maxWidth, dev);
 	(void)format, (void)channels;
 	if (r)
 		return r;
-	if (!maxWidth)
-		return CUDA_ERROR_INVALID_VALUE;
 	*maxWidth = 268435456;
 	return CUDA_SUCCESS;
 }
@@ -167,12 +147,10 @@ SIM_EXPORT(cuDeviceGetTexture1DLinearMaxWidth);
 
 CUresult sim_cuDeviceGetExecAffinitySupport(int *pi, int type, CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!pi, dev);
 	(void)type;
 	if (r)
 		return r;
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
 	*pi = 0;
 	return CUDA_SUCCESS;
 }
@@ -180,11 +158,9 @@ SIM_EXPORT(cuDeviceGetExecAffinitySupport);
 
 CUresult sim_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(!flags || !active, dev);
 	if (r)
 		return r;
-	if (!flags || !active)
-		return CUDA_ERROR_INVALID_VALUE;
 	*flags = 0;
 	*active = sim_primary_active(dev);
 	return CUDA_SUCCESS;
@@ -195,7 +171,7 @@ SIM_EXPORT(cuDevicePrimaryCtxGetState);
 CUresult sim_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned flags)
 {
 	(void)flags;
-	return dev_check(dev);
+	return sim_enter_device(false, dev);
 }
 SIM_EXPORT(cuDevicePrimaryCtxSetFlags_v2);
 
@@ -203,7 +179,7 @@ SIM_EXPORT(cuDevicePrimaryCtxSetFlags_v2);
  * freed (docs/simulated-device.md). */
 CUresult sim_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-	CUresult r = dev_check(dev);
+	CUresult r = sim_enter_device(false, dev);
 	if (!r)
 		sim_primary_reset(dev);
 	return r;
@@ -213,6 +189,6 @@ SIM_EXPORT(cuDevicePrimaryCtxReset_v2);
 CUresult sim_cuFlushGPUDirectRDMAWrites(int target, int scope)
 {
 	(void)target, (void)scope;
-	return sim_check_init();
+	return sim_enter(false);
 }
 SIM_EXPORT(cuFlushGPUDirectRDMAWrites);

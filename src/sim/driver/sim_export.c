@@ -40,13 +40,9 @@ static void unknown_called(const char *table, int slot)
 /* [2]: the device's primary context, retained or not. */
 static CUresult cudart_primary_ctx(CUcontext *out, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!out, dev);
 	if (r)
 		return r;
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	*out = sim_primary_ctx(dev);
 	return CUDA_SUCCESS;
 }
@@ -140,7 +136,7 @@ static pthread_mutex_t cls_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static CUresult cls_ctx(CUcontext *ctx)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!*ctx)
@@ -277,11 +273,9 @@ static const void *integrity_table[3] = {
 static CUresult integrity(uint32_t version, uint64_t seconds, uint64_t out[2])
 {
 	struct sim_integrity_device devs[SIM_MAX_DEVICES];
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!out);
 	if (r)
 		return r;
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
 	check_runtime_version(version);
 	struct sim_integrity_header h = {
 		.driver_version = (uint32_t)sim_driver_version(),

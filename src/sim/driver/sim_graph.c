@@ -228,11 +228,9 @@ SIM_EXPORT(cuStreamEndCapture_ptsz);
 
 CUresult sim_cuGraphCreate(void **graph, unsigned flags)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!graph || flags);
 	if (r)
 		return r;
-	if (!graph || flags)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	struct sim_graph *g = graph_new(OBJ_GRAPH);
 	pthread_mutex_unlock(&sim_lock);
@@ -245,7 +243,7 @@ SIM_EXPORT(cuGraphCreate);
 
 static CUresult destroy(void *p, int kind)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
@@ -271,11 +269,9 @@ SIM_EXPORT(cuGraphExecDestroy);
 /* An exec is a snapshot of the graph's operations. */
 static CUresult instantiate(void **exec, void *graph)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!exec);
 	if (r)
 		return r;
-	if (!exec)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	struct sim_graph *g = lookup(graph, OBJ_GRAPH), *e = NULL;
 	if (!g)

@@ -11,22 +11,12 @@
 
 /* CUgraphMem_attribute 0..3: used current/high, reserved current/high, each
  * a cuuint64_t; the highs can be reset with 0. */
-static CUresult graph_dev_ok(CUdevice device)
-{
-	CUresult r = sim_check_init();
-	if (r)
-		return r;
-	return device < 0 || device >= sim_ndev ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
-}
-
 CUresult sim_cuDeviceGetGraphMemAttribute(CUdevice device, int attr, void *value);
 CUresult sim_cuDeviceGetGraphMemAttribute(CUdevice device, int attr, void *value)
 {
-	CUresult r = graph_dev_ok(device);
+	CUresult r = sim_enter_device(!value || attr < 0 || attr > 3, device);
 	if (r)
 		return r;
-	if (!value || attr < 0 || attr > 3)
-		return CUDA_ERROR_INVALID_VALUE;
 	*(uint64_t *)value = 0;
 	return CUDA_SUCCESS;
 }
@@ -35,11 +25,10 @@ SIM_EXPORT(cuDeviceGetGraphMemAttribute);
 CUresult sim_cuDeviceSetGraphMemAttribute(CUdevice device, int attr, void *value);
 CUresult sim_cuDeviceSetGraphMemAttribute(CUdevice device, int attr, void *value)
 {
-	CUresult r = graph_dev_ok(device);
+	CUresult r = sim_enter_device(
+		!value || (attr != 1 && attr != 3) || *(const uint64_t *)value != 0, device);
 	if (r)
 		return r;
-	if (!value || (attr != 1 && attr != 3) || *(const uint64_t *)value != 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
 SIM_EXPORT(cuDeviceSetGraphMemAttribute);
@@ -47,6 +36,6 @@ SIM_EXPORT(cuDeviceSetGraphMemAttribute);
 CUresult sim_cuDeviceGraphMemTrim(CUdevice device);
 CUresult sim_cuDeviceGraphMemTrim(CUdevice device)
 {
-	return graph_dev_ok(device);
+	return sim_enter_device(false, device);
 }
 SIM_EXPORT(cuDeviceGraphMemTrim);

@@ -184,8 +184,13 @@ extern int sim_ndev;
 extern struct sim_device sim_dev[SIM_MAX_DEVICES];
 extern pthread_mutex_t sim_lock;
 
-/* CUDA_SUCCESS once cuInit has run, else CUDA_ERROR_NOT_INITIALIZED. */
-CUresult sim_check_init(void);
+/* The argument-check prologue of every entry point, in one order:
+ * CUDA_ERROR_NOT_INITIALIZED until cuInit has run, then
+ * CUDA_ERROR_INVALID_VALUE when bad_args (a NULL output, a zero size, an
+ * unknown flag: the caller's expression), then, for sim_enter_device,
+ * CUDA_ERROR_INVALID_DEVICE when dev is not a device ordinal. */
+CUresult sim_enter(bool bad_args);
+CUresult sim_enter_device(bool bad_args, int dev);
 /* Device of the calling thread's current context: CUDA_ERROR_NOT_INITIALIZED,
  * CUDA_ERROR_INVALID_CONTEXT (none, or destroyed) or CUDA_SUCCESS. */
 CUresult sim_current_device(int *dev);

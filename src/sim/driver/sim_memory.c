@@ -343,7 +343,7 @@ SIM_EXPORT(cuMemGetInfo_v2);
 long long sim_tlm_sim_used_pages(int dev)
 {
 	long long n;
-	if (sim_check_init() || !sim_valid_device(dev))
+	if (sim_enter_device(false, dev))
 		return -1;
 	pthread_mutex_lock(&sim_lock);
 	n = (long long)sim_dev[dev].used_pages;

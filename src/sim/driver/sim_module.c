@@ -46,11 +46,9 @@ static uint64_t next_global = SIM_GLOBAL_VA_BASE;
 
 static CUresult new_lib(void **out)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!out);
 	if (r)
 		return r;
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
 	struct sim_lib *l = calloc(1, sizeof(*l));
 	if (!l)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -72,11 +70,9 @@ static bool fn_ok(const void *h)
 
 static CUresult get_fn(void **out, void *lib, const char *name)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!out || !name);
 	if (r)
 		return r;
-	if (!out || !name)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (!lib_ok(lib))
 		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&mod_lock);
@@ -108,11 +104,9 @@ static CUresult get_fn(void **out, void *lib, const char *name)
 
 static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, void *lib, const char *name)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!name || (!dptr && !bytes));
 	if (r)
 		return r;
-	if (!name || (!dptr && !bytes))
-		return CUDA_ERROR_INVALID_VALUE;
 	if (!lib_ok(lib))
 		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&mod_lock);
@@ -183,7 +177,7 @@ SIM_EXPORT(cuModuleLoadFatBinary);
 
 static CUresult unload(void *h)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!lib_ok(h))
@@ -400,7 +394,7 @@ SIM_EXPORT(cuFuncLoad);
 static CUresult launch(void *f, CUstream s)
 {
 	int dev;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!fn_ok(f))

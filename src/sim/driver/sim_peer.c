@@ -15,21 +15,18 @@
 /* enabled[d] bit p: device d's contexts may access device p's memory. */
 static uint32_t enabled[SIM_MAX_DEVICES];
 
-static CUresult pair_check(CUdevice dev, CUdevice peer)
+/* The entry prologue with a second device. */
+static CUresult pair_check(bool bad, CUdevice dev, CUdevice peer)
 {
-	CUresult r = sim_check_init();
-	if (r)
-		return r;
-	return sim_valid_device(dev) && sim_valid_device(peer) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	CUresult r = sim_enter_device(bad, dev);
+	return r ? r : sim_enter_device(false, peer);
 }
 
 CUresult sim_cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 {
-	CUresult r = pair_check(dev, peer);
+	CUresult r = pair_check(!can, dev, peer);
 	if (r)
 		return r;
-	if (!can)
-		return CUDA_ERROR_INVALID_VALUE;
 	*can = dev != peer;
 	return CUDA_SUCCESS;
 }
@@ -37,11 +34,9 @@ SIM_EXPORT(cuDeviceCanAccessPeer);
 
 CUresult sim_cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst)
 {
-	CUresult r = pair_check(src, dst);
+	CUresult r = pair_check(!value || attrib < 1 || attrib > 5, src, dst);
 	if (r)
 		return r;
-	if (!value || attrib < 1 || attrib > 5)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (src == dst)
 		return CUDA_ERROR_INVALID_DEVICE; /* as the real driver */
 	/* 1 performance rank, 2 access, 3 native atomics, 4 CUDA arrays,

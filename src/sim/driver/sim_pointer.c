@@ -16,7 +16,7 @@ struct ptr_info {
 
 static CUresult lookup(CUdeviceptr p, struct ptr_info *info)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	info->kind = sim_ptr_lookup(p, &info->base, &info->size);
@@ -172,7 +172,7 @@ SIM_EXPORT(cuMemHostGetFlags);
  * pointer queries, as a pinned allocation. */
 CUresult sim_cuMemHostRegister_v2(void *p, size_t n, unsigned flags)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!p || !n || (flags & ~0xfu)) /* PORTABLE, DEVICEMAP, IOMEMORY, READ_ONLY */
@@ -183,7 +183,7 @@ SIM_EXPORT(cuMemHostRegister_v2);
 
 CUresult sim_cuMemHostUnregister(void *p)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	return p ? sim_host_unregister((uint64_t)(uintptr_t)p) : CUDA_ERROR_INVALID_VALUE;
@@ -250,13 +250,13 @@ SIM_EXPORT(cuMemPrefetchAsync_v2_ptsz);
 CUresult sim_cuMemAdvise(CUdeviceptr p, size_t n, int advice, CUdevice dev)
 {
 	(void)p, (void)n, (void)advice, (void)dev;
-	return sim_check_init();
+	return sim_enter(false);
 }
 SIM_EXPORT(cuMemAdvise);
 
 CUresult sim_cuMemAdvise_v2(CUdeviceptr p, size_t n, int advice, struct mem_location loc)
 {
 	(void)p, (void)n, (void)advice, (void)loc;
-	return sim_check_init();
+	return sim_enter(false);
 }
 SIM_EXPORT(cuMemAdvise_v2);

@@ -209,7 +209,7 @@ CUresult simi_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemo
 				     CUstream hStream)
 {
 	if (!pool)
-		return sim_check_init() ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+		return sim_enter(true);
 	return alloc_async(dptr, bytesize, pool, hStream, false);
 }
 SIM_API(cuMemAllocFromPoolAsync, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
@@ -219,7 +219,7 @@ CUresult simi_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, C
 					  CUstream hStream)
 {
 	if (!pool)
-		return sim_check_init() ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_VALUE;
+		return sim_enter(true);
 	return alloc_async(dptr, bytesize, pool, hStream, true);
 }
 SIM_API(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
@@ -255,13 +255,9 @@ SIM_API(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream),
 
 CUresult sim_cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!pool_out, dev);
 	if (r)
 		return r;
-	if (!pool_out)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	*pool_out = sim_dev[dev].default_pool;
 	return CUDA_SUCCESS;
 }
@@ -270,14 +266,11 @@ SIM_EXPORT(cuDeviceGetDefaultMemPool);
 CUresult simi_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {
 	CUmemoryPool p;
-	CUresult r = sim_check_init();
-	if (r)
+	CUresult r = sim_enter(!pool || !poolProps ||
+			       poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+			       poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE);
+	if (r || (r = sim_enter_device(false, poolProps->location.id)))
 		return r;
-	if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
-	    poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(poolProps->location.id))
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&sim_lock);
 	p = pool_new(poolProps->location.id, false, poolProps->maxSize);
 	pthread_mutex_unlock(&sim_lock);
@@ -291,7 +284,7 @@ SIM_API(cuMemPoolCreate, (CUmemoryPool *pool, const CUmemPoolProps *poolProps),
 
 CUresult simi_cuMemPoolDestroy(CUmemoryPool pool)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
@@ -314,7 +307,7 @@ SIM_API(cuMemPoolDestroy, (CUmemoryPool pool),
 
 CUresult simi_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
@@ -331,7 +324,7 @@ SIM_API(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep),
 long long sim_tlm_sim_pool_cached_bytes(CUmemoryPool pool)
 {
 	long long n = -1;
-	if (sim_check_init())
+	if (sim_enter(false))
 		return -1;
 	pthread_mutex_lock(&sim_lock);
 	if (pool_lookup(pool))
@@ -357,11 +350,9 @@ static void watermarks(CUmemoryPool p)
  * are updated at every allocation from the pool. */
 CUresult sim_cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!value);
 	if (r)
 		return r;
-	if (!value)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	CUmemoryPool p = pool_lookup(pool);
 	if (!p)
@@ -389,11 +380,9 @@ SIM_EXPORT(cuMemPoolGetAttribute);
  * resetting the high watermarks to 0. */
 CUresult sim_cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!value);
 	if (r)
 		return r;
-	if (!value)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	CUmemoryPool p = pool_lookup(pool);
 	if (!p)
@@ -413,13 +402,9 @@ SIM_EXPORT(cuMemPoolSetAttribute);
 
 CUresult sim_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!pool, dev);
 	if (r)
 		return r;
-	if (!pool)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&sim_lock);
 	*pool = sim_dev[dev].current_pool;
 	pthread_mutex_unlock(&sim_lock);
@@ -430,11 +415,9 @@ SIM_EXPORT(cuDeviceGetMemPool);
 /* cuMemAllocAsync then allocates from `pool` on that device. */
 CUresult sim_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(false, dev);
 	if (r)
 		return r;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&sim_lock);
 	CUmemoryPool p = pool_lookup(pool);
 	if (!p || p->destroyed || p->dev != dev)
@@ -455,11 +438,9 @@ struct access_desc {
 
 CUresult sim_cuMemPoolSetAccess(CUmemoryPool pool, const struct access_desc *map, size_t count)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!map && count);
 	if (r)
 		return r;
-	if (!map && count)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	if (!pool_lookup(pool))
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -477,11 +458,9 @@ SIM_EXPORT(cuMemPoolSetAccess);
 
 CUresult sim_cuMemPoolGetAccess(int *flags, CUmemoryPool pool, const struct access_desc *loc)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!flags || !loc || loc->type != 1 || !sim_valid_device(loc->id));
 	if (r)
 		return r;
-	if (!flags || !loc || loc->type != 1 || !sim_valid_device(loc->id))
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	if (!pool_lookup(pool))
 		r = CUDA_ERROR_INVALID_VALUE;

@@ -39,11 +39,9 @@ SIM_EXPORT(cuCtxSetFlags);
 
 CUresult sim_cuCtxGetApiVersion(CUcontext ctx, unsigned *version)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!version);
 	if (r)
 		return r;
-	if (!version)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (!ctx)
 		ctx = sim_current_ctx();
 	if (!ctx || !sim_ctx_valid(ctx, NULL))
@@ -56,11 +54,9 @@ SIM_EXPORT(cuCtxGetApiVersion);
 CUresult sim_cuCtxGetId(CUcontext ctx, unsigned long long *id)
 {
 	int dev;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!id);
 	if (r)
 		return r;
-	if (!id)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (!ctx)
 		ctx = sim_current_ctx();
 	if (!ctx || !sim_ctx_valid(ctx, &dev))
@@ -418,7 +414,7 @@ SIM_EXPORT(cuEventCreate);
 
 CUresult sim_cuEventDestroy_v2(void *ev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!event_ok(ev))

@@ -88,15 +88,22 @@ CUresult sim_cuInit(unsigned int flags)
 }
 SIM_EXPORT(cuInit);
 
-CUresult sim_check_init(void)
-{
-	return __atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
-							       : CUDA_ERROR_NOT_INITIALIZED;
-}
-
 bool sim_valid_device(int dev)
 {
 	return dev >= 0 && dev < sim_ndev;
+}
+
+CUresult sim_enter(bool bad_args)
+{
+	if (!__atomic_load_n(&initialized, __ATOMIC_ACQUIRE))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return bad_args ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult sim_enter_device(bool bad_args, int dev)
+{
+	CUresult r = sim_enter(bad_args);
+	return r || sim_valid_device(dev) ? r : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult sim_cuDriverGetVersion(int *driverVersion)
@@ -112,13 +119,9 @@ SIM_EXPORT(cuDriverGetVersion);
 
 CUresult sim_cuDeviceGet(CUdevice *device, int ordinal)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!device, ordinal);
 	if (r)
 		return r;
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(ordinal))
-		return CUDA_ERROR_INVALID_DEVICE;
 	*device = ordinal;
 	return CUDA_SUCCESS;
 }
@@ -126,11 +129,9 @@ SIM_EXPORT(cuDeviceGet);
 
 CUresult sim_cuDeviceGetCount(int *count)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!count);
 	if (r)
 		return r;
-	if (!count)
-		return CUDA_ERROR_INVALID_VALUE;
 	*count = sim_ndev;
 	return CUDA_SUCCESS;
 }
@@ -138,13 +139,9 @@ SIM_EXPORT(cuDeviceGetCount);
 
 CUresult sim_cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!name || len <= 0, dev);
 	if (r)
 		return r;
-	if (!name || len <= 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	snprintf(name, (size_t)len, "tlm simulated device %d", dev);
 	return CUDA_SUCCESS;
 }
@@ -152,13 +149,9 @@ SIM_EXPORT(cuDeviceGetName);
 
 CUresult sim_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!bytes, dev);
 	if (r)
 		return r;
-	if (!bytes)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	*bytes = sim_dev[dev].total_pages * SIM_PAGE;
 	return CUDA_SUCCESS;
 }
@@ -188,13 +181,9 @@ static bool ctx_check(CUcontext c)
 
 CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!pctx, dev);
 	if (r)
 		return r;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&sim_lock);
 	/* the first retain makes the context live: it costs device memory */
 	if (primary_ctx[dev].refs == 0 && !sim_machine_ctx_take(dev))
@@ -210,11 +199,9 @@ SIM_EXPORT(cuDevicePrimaryCtxRetain);
 
 CUresult sim_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(false, dev);
 	if (r)
 		return r;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&sim_lock);
 	if (primary_ctx[dev].refs == 0)
 		r = CUDA_ERROR_INVALID_CONTEXT;
@@ -248,15 +235,11 @@ static CUresult push_ctx(CUcontext c)
 
 CUresult sim_cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter_device(!pctx, dev);
 	struct CUctx_st *c;
 	(void)flags; /* scheduling flags have no meaning without kernels */
 	if (r)
 		return r;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!sim_valid_device(dev))
-		return CUDA_ERROR_INVALID_DEVICE;
 	if (ctx_depth == CTX_STACK_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	c = calloc(1, sizeof(*c));
@@ -292,7 +275,7 @@ SIM_EXPORT(cuCtxCreate_v4);
 
 CUresult sim_cuCtxDestroy_v2(CUcontext ctx)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
@@ -317,7 +300,7 @@ SIM_EXPORT(cuCtxDestroy_v2);
 
 CUresult sim_cuCtxSetCurrent(CUcontext ctx)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!ctx) {
@@ -336,11 +319,9 @@ SIM_EXPORT(cuCtxSetCurrent);
 
 CUresult sim_cuCtxGetCurrent(CUcontext *pctx)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!pctx);
 	if (r)
 		return r;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
 	*pctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
 	return CUDA_SUCCESS;
 }
@@ -348,7 +329,7 @@ SIM_EXPORT(cuCtxGetCurrent);
 
 CUresult sim_cuCtxPushCurrent_v2(CUcontext ctx)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!ctx_check(ctx))
@@ -359,7 +340,7 @@ SIM_EXPORT(cuCtxPushCurrent_v2);
 
 CUresult sim_cuCtxPopCurrent_v2(CUcontext *pctx)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (ctx_depth == 0)
@@ -373,7 +354,7 @@ SIM_EXPORT(cuCtxPopCurrent_v2);
 
 CUresult sim_current_device(int *dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	CUcontext c;
 	if (r)
 		return r;
@@ -426,7 +407,7 @@ bool sim_primary_active(int dev)
 /* The device of ctx, or of the current context when ctx is NULL. */
 static CUresult ctx_device(CUcontext ctx, int *dev)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	if (!ctx)

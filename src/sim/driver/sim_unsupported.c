@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Entry points the simulator exports but does not model: building and
- * editing graphs by hand (capture, instantiate and launch: sim_graph.c), the
- * JIT linker, stream memory operations, tensor maps, IPC, arrays, textures. Libraries resolve some of them by name at start-up
- * (libcublasLt fails to start when one is missing), so each exists and
+ * Entry points the simulator exports but does not model. Libraries resolve
+ * them by name or through cuGetProcAddress at start-up and fail to start
+ * when one is missing (libcublasLt's plain dlsym of about 90 names; the real
+ * runtime leaves a sticky cudaErrorSymbolNotFound behind for one that
+ * PyTorch's c10 DriverAPI asks for, which the caching allocator's next
+ * cudaGetLastError() check turns into an exception). So each exists and
  * answers CUDA_ERROR_NOT_SUPPORTED without touching its arguments; with
  * TLM_SIM_LOG_UNKNOWN=1 it says which was called. None has a memory effect.
  */
@@ -30,6 +32,9 @@ static CUresult unsupported(const char *name)
 	}                                                                                          \
 	SIM_EXPORT(name)
 
+/* Asked for by cuBLAS/cuBLASLt and NVIDIA's runtime: building and editing
+ * graphs by hand (capture, instantiate and launch: sim_graph.c), the JIT
+ * linker, stream memory operations, tensor maps, IPC, arrays, textures. */
 UNSUPPORTED(cuGraphGetNodes);
 UNSUPPORTED(cuGraphNodeGetType);
 UNSUPPORTED(cuGraphKernelNodeGetParams);
@@ -72,3 +77,25 @@ UNSUPPORTED(cuSurfObjectCreate);
 UNSUPPORTED(cuSurfObjectDestroy);
 UNSUPPORTED(cuMulticastCreate);
 UNSUPPORTED(cuGraphicsUnregisterResource);
+
+/* Asked for by PyTorch's c10 DriverAPI (cudaGetDriverEntryPointByVersion):
+ * green contexts, driver logs, multicast objects, shareable handles of VMM
+ * memory, stream memory operations. */
+UNSUPPORTED(cuCtxFromGreenCtx);
+UNSUPPORTED(cuDevResourceGenerateDesc);
+UNSUPPORTED(cuDevSmResourceSplitByCount);
+UNSUPPORTED(cuDeviceGetDevResource);
+UNSUPPORTED(cuGreenCtxCreate);
+UNSUPPORTED(cuGreenCtxDestroy);
+UNSUPPORTED(cuGreenCtxStreamCreate);
+UNSUPPORTED(cuLogsRegisterCallback);
+UNSUPPORTED(cuLogsUnregisterCallback);
+UNSUPPORTED(cuMemExportToShareableHandle);
+UNSUPPORTED(cuMemGetAllocationPropertiesFromHandle);
+UNSUPPORTED(cuMemImportFromShareableHandle);
+UNSUPPORTED(cuMemRetainAllocationHandle);
+UNSUPPORTED(cuMulticastAddDevice);
+UNSUPPORTED(cuMulticastBindMem);
+UNSUPPORTED(cuMulticastUnbind);
+UNSUPPORTED(cuStreamWriteValue32_v2);
+UNSUPPORTED(cuStreamWriteValue32_v2_ptsz);

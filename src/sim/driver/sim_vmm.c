@@ -65,12 +65,10 @@ static void handle_put(struct vmm_handle *h)
 CUresult sim_cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
 					   int option)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!granularity || (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+						option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
 	if (r)
 		return r;
-	if (!granularity || (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
-			     option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
-		return CUDA_ERROR_INVALID_VALUE;
 	r = check_prop(prop);
 	if (r)
 		return r;
@@ -84,11 +82,9 @@ CUresult simi_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
 	struct vmm_handle *h;
 	struct sim_device *d;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!handle || size == 0 || !aligned(size) || flags != 0);
 	if (r)
 		return r;
-	if (!handle || size == 0 || !aligned(size) || flags != 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	r = check_prop(prop);
 	if (r)
 		return r;
@@ -121,7 +117,7 @@ SIM_API(cuMemCreate, (CUmemGenericAllocationHandle *handle, size_t size, const C
 CUresult simi_cuMemRelease(CUmemGenericAllocationHandle handle)
 {
 	struct sim_node *n;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
@@ -143,12 +139,10 @@ CUresult simi_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignmen
 				 CUdeviceptr addr, unsigned long long flags)
 {
 	uint64_t va;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(!ptr || size == 0 || !aligned(size) || flags != 0 ||
+			       (alignment & (alignment - 1)) || !aligned(addr));
 	if (r)
 		return r;
-	if (!ptr || size == 0 || !aligned(size) || flags != 0 ||
-	    (alignment & (alignment - 1)) || !aligned(addr))
-		return CUDA_ERROR_INVALID_VALUE;
 	if (alignment < SIM_PAGE)
 		alignment = SIM_PAGE;
 	pthread_mutex_lock(&sim_lock);
@@ -184,7 +178,7 @@ static struct sim_node *first_overlap(uint64_t ptr, uint64_t size)
 CUresult simi_cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
 	struct sim_node *n;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
@@ -214,11 +208,10 @@ CUresult simi_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 {
 	struct sim_node *n;
 	struct vmm_handle *h;
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(size == 0 || !aligned(size) || !aligned(offset) || !aligned(ptr) ||
+			       flags != 0);
 	if (r)
 		return r;
-	if (size == 0 || !aligned(size) || !aligned(offset) || !aligned(ptr) || flags != 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	n = sim_tree_find(&handles, handle);
 	h = n ? (struct vmm_handle *)n->val : NULL;
@@ -264,11 +257,9 @@ static bool covered(uint64_t ptr, uint64_t size, bool whole)
 
 CUresult simi_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(size == 0);
 	if (r)
 		return r;
-	if (size == 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
 	if (!covered(ptr, size, true)) {
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -294,11 +285,9 @@ SIM_API(cuMemUnmap, (CUdeviceptr ptr, size_t size),
 CUresult sim_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
 			    size_t count)
 {
-	CUresult r = sim_check_init();
+	CUresult r = sim_enter(size == 0 || !desc || count == 0);
 	if (r)
 		return r;
-	if (size == 0 || !desc || count == 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i < count; i++) {
 		if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
 		    (desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
