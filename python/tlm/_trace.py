@@ -183,12 +183,20 @@ class Trace:
         return _arrow.events_table(self, sites=sites)
 
     def to_parquet(self, path, sites=False, **kwargs):
-        """Writes the events to a Parquet file (pyarrow): op, kind and api by
-        name, unsigned 64-bit columns as int64 of the same bits (for Spark);
-        the header and what the trace says are the file's key "tlm.meta";
-        with sites, a column "site" (each event's stack's site)."""
-        import pyarrow.parquet as pq
+        """Writes the events to a Parquet file: op, kind and api by name,
+        unsigned 64-bit columns as int64 of the same bits (for Spark); the
+        header and what the trace says are the file's key "tlm.meta"; with
+        sites, a column "site" (each event's stack's site). With pyarrow it
+        writes (kwargs go to pyarrow.parquet.write_table); without, a small
+        writer of this package writes the same columns, uncompressed."""
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            if sites or kwargs:
+                raise ImportError("tlm: sites and write options need pyarrow (pip install 'tlm[parquet]')")
+            from . import _parquet
 
+            return _parquet.write(self, os.fspath(path))
         pq.write_table(self.to_arrow(sites=sites), os.fspath(path), **kwargs)
 
     def __len__(self):

@@ -81,6 +81,21 @@ check(t.num_rows == N, "Parquet rows")
 check(np.array_equal(t.column("address").to_numpy(), want[:, 4]), "Parquet address (int64 of the same bits)")
 check(np.array_equal(t.column("time").to_numpy(), want[:, 0]), "Parquet time")
 check(json.loads(t.schema.metadata[b"tlm.meta"])["pid"] == 4242, "Parquet key tlm.meta")
+# the package's own writer (no pyarrow needed): the same file's contents
+from tlm import _parquet  # noqa: E402
+
+own = os.path.join(tmp, "own.parquet")
+_parquet.write(tr, own)
+o = pq.read_table(own)
+check(o.column_names == t.column_names and all(o.schema.field(c).type == t.schema.field(c).type
+                                                for c in t.column_names if c not in ("op", "kind", "api")),
+      "own writer: the same columns and types (op, kind, api: strings, not dictionaries)")
+check(all(o.column(c).to_pylist() == t.column(c).to_pylist() for c in ("op", "kind", "api"))
+      and all(np.array_equal(o.column(c).to_numpy(), t.column(c).to_numpy()) for c in t.column_names if c not in ("op", "kind", "api")),
+      "own writer: the same values as pyarrow's")
+check(json.loads(o.schema.metadata[b"tlm.meta"]) == tr.meta, "own writer: key tlm.meta")
+check(sql(f"SELECT count(*), sum(size) FROM read_parquet('{own}')") == sql(f"SELECT count(*), sum(size) FROM read_parquet('{pqf}')"),
+      "own writer: DuckDB reads the same")
 frees = sql(f"SELECT count(*) FROM read_parquet('{pqf}') WHERE op = 'free'")[0][0]
 check(frees == int((want[:, 1] == 2).sum()), f"DuckDB frees {frees}")
 failed = sql(f"SELECT count(*) FROM read_parquet('{pqf}') WHERE result <> 0")[0][0]
