@@ -2,7 +2,7 @@
 /*
  * alog.h - every allocation's life, for the exports that draw each one (the
  * PyTorch memory snapshot, the HTML active-memory timeline). Internal to
- * src/report.
+ * src/analysis and src/render.
  *
  * Contract: tlm__alog_build() reads the trace once more and keeps one entry
  * per successful allocation (driver allocations, VMM reservations and

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h - the pieces of src/report behind report.h: the live map, the
+ * internal.h - the pieces of src/analysis behind report.h: the live map, the
  * stack table, the two-layer accounting, per-site aggregates and the replay
- * that drives them. Nothing here is used outside src/report and its tests.
+ * that drives them. Nothing here is used outside src/analysis, src/render and their tests.
  */
 #ifndef TLM_REPORT_INTERNAL_H
 #define TLM_REPORT_INTERNAL_H

@@ -2,7 +2,7 @@
 /*
  * cmd_report.c - `tlm report [--format text|json|html|chrome|collapsed]
  * [--metric live|peak|peak-allocated] [--summary] [-o FILE] TRACE`: streams a trace through
- * src/report and prints the full report (text or JSON), the short summary,
+ * src/analysis and src/render and prints the full report (text or JSON), the short summary,
  * or an export (src/render/export.h). docs/report.md is the user guide,
  * docs/exports.md describes the exports.
  *

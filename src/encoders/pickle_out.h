@@ -4,7 +4,7 @@
  * Python tools load with pickle.load: dicts, lists, tuples of two, str,
  * int, float, bool and None, with a memo so that an object written once can
  * be referred to again (the unpickler then shares it). Internal to
- * src/report.
+ * src/render.
  *
  * Contract: calls mirror the object tree: tlm__pk_dict() ... key, value,
  * key, value ... tlm__pk_end(); tlm__pk_list() or tlm__pk_tuple() ... items

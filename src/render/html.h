@@ -2,7 +2,7 @@
 /*
  * html.h - what the parts of the HTML report share (render_html*.c): the
  * escaping every string from the trace goes through, frame and site names,
- * the page head, and the sections each part draws. Internal to src/report.
+ * the page head, and the sections each part draws. Internal to src/render.
  */
 #ifndef TLM_REPORT_HTML_H
 #define TLM_REPORT_HTML_H
