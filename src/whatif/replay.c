@@ -320,8 +320,10 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 	v->device = d->device;
 	/* what the process can take: given, else seen at a failed allocation,
 	 * else the device's size (the CUDA context's share unknown) */
-	v->memory = o->memory ? o->memory : d->memory ? d->memory : d->total;
-	v->memory_source = o->memory ? "option" : d->memory ? "failure" : d->total ? "device" : "unknown";
+	/* the tightest of a failed allocation's figures and the samples */
+	bool failure = d->memory && (!d->sampled || d->memory <= d->sampled);
+	v->memory = o->memory ? o->memory : failure ? d->memory : d->sampled ? d->sampled : d->total;
+	v->memory_source = o->memory ? "option" : failure ? "failure" : d->sampled ? "sample" : d->total ? "device" : "unknown";
 	v->memory_known = v->memory != 0;
 	v->requests = d->nalloc;
 	v->frees = d->nfree;

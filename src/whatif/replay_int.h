@@ -47,6 +47,7 @@ struct wi_dev {
 	struct wi_devev *ev;
 	size_t nev, capev;
 	uint64_t memory;         /* bytes the process could take (driver usage + free at a failure): 0 = unknown */
+	uint64_t sampled;        /* the same at libtlm's device memory samples, the least: 0 = none */
 	uint64_t total;          /* the device's size (the trace's device.N.memory): 0 = unknown */
 	uint64_t va_base;
 	uint64_t reserve_min;    /* the smallest address range reserved for an expandable segment */
