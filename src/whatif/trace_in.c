@@ -167,13 +167,13 @@ static void block_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 		struct wi_op *o = push_op(r, d);
 		if (!o)
 			return;
-		*o = (struct wi_op){e->time_ns - t0, 0, e->size, e->aux, e->stream, 0, WI_OOM};
+		*o = (struct wi_op){e->time_ns - t0, 0, e->size, e->aux, e->stream, 0, WI_OOM, 0};
 		d->nooms++;
 	} else if (e->op == TLM_OP_ALLOC) {
 		struct wi_op *o = push_op(r, d);
 		if (!o)
 			return;
-		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, 0, WI_ALLOC};
+		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, 0, WI_ALLOC, e->stack_id};
 		if (tlm__wi_table_put(&r->blocks[di], e->addr, d->nop))
 			r->nomem = true;
 		d->nalloc++;
@@ -190,7 +190,7 @@ static void block_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 		struct wi_op *o = push_op(r, d);
 		if (!o)
 			return;
-		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, a - 1, WI_FREE};
+		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, a - 1, WI_FREE, 0};
 		d->nfree++;
 	} else {
 		return;
@@ -424,7 +424,7 @@ static int settle(struct rd *r)
 			for (; src < until && src <= d->nop; src++) {
 				if (empty[src])
 					op[j++] = (struct wi_op){src < d->nop ? d->op[src].t : 0, 0, empty[src], 0, 0, 0,
-								 WI_EMPTY};
+								 WI_EMPTY, 0};
 				if (src == d->nop)
 					continue;
 				newidx[src] = j;
@@ -437,9 +437,9 @@ static int settle(struct rd *r)
 				break;
 			if (x->op == TLM_OP_ALLOC) {
 				fidx[i] = j + 1;
-				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, 0, WI_FALLOC};
+				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, 0, WI_FALLOC, 0};
 			} else if (x->owner && fidx[x->owner - 1]) {
-				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, fidx[x->owner - 1] - 1, WI_FFREE};
+				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, fidx[x->owner - 1] - 1, WI_FFREE, 0};
 			}
 		}
 		free(d->op);
