@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "diff.h"
-#include "json_out.h"
-#include "render.h"
+#include "encoders/json_out.h"
+#include "render/render.h"
 
 #define TEXT_ROWS 20
 #define TEXT_FRAMES 4

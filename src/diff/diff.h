@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json_in.h"
-#include "report/json_out.h"
-#include "report/report.h"
+#include "encoders/json_in.h"
+#include "encoders/json_out.h"
+#include "analysis/report.h"
 
 #define TLM_DIFF_SCHEMA "tlm-diff/1"
 #define TLM_DIFF_MAX_INPUT ((size_t)256 << 20) /* bytes of one JSON report */

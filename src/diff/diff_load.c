@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "diff.h"
-#include "render.h"
+#include "render/render.h"
 
 static const char *base_of(const char *p)
 {

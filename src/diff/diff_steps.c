@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "diff.h"
-#include "render.h"
+#include "render/render.h"
 
 #define GATE_FRAMES 3
 

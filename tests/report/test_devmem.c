@@ -19,9 +19,9 @@
 
 #include <cmocka.h>
 
-#include "devmem.h"
-#include "diff/json_in.h"
-#include "export.h"
+#include "analysis/devmem.h"
+#include "encoders/json_in.h"
+#include "render/export.h"
 #include "rt.h"
 
 #define MS RT_MS

@@ -18,8 +18,8 @@
 #include <cmocka.h>
 
 #include "../shim/e2e.h"
-#include "report/report.h"
-#include "report/report_steps.h"
+#include "analysis/report.h"
+#include "analysis/report_steps.h"
 #include "steps_workload.h"
 
 #define STEPS 12

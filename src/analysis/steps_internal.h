@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * steps_internal.h - the pieces behind report_steps.h.
+ *
+ * Contract: a recorder fed by the replay's matches (the report's pass,
+ * pass.h; tlm top's model, src/live) records each successful allocation (time, event ordinal, size, site, thread) and its
+ * free, up to TLM__STEPS_MAX_RECS allocations (about 56 bytes each: the only
+ * part of the report whose memory follows the number of events, bounded by
+ * that cap); past it, steps are found in the recorded prefix and the report
+ * says so. It also keeps, per device, the first free-memory figure the trace
+ * carries. tlm__steps_finish() then detects the steps and fills r->steps.
+ */
+#ifndef TLM_REPORT_STEPS_INTERNAL_H
+#define TLM_REPORT_STEPS_INTERNAL_H
+
+#include "analysis/internal.h"
+#include "analysis/report_steps.h"
+
+#define TLM__STEPS_MAX_RECS (1u << 20)
+#define TLM__STEPS_MAX_DEV 64
+
+struct tlm__srec {
+	uint64_t t, ft;          /* allocation and free time (absolute); ft = UINT64_MAX: never freed */
+	uint64_t ev, fev;        /* event ordinals; fev = UINT64_MAX */
+	uint64_t size;
+	uint32_t stack;          /* canonical stack id */
+	uint32_t thread, fthread;
+	int16_t device;
+	uint8_t mkind;
+	uint8_t block;           /* allocator-layer block */
+	uint32_t site;           /* dense site id (detection) */
+};
+
+struct tlm__steps_rec {
+	struct tlm__srec *r;
+	size_t n, cap;
+	int tag;                  /* the live map's tag of this recorder's records (internal.h) */
+	bool full;
+	/* The records began mid-run (tlm top's rolling window): the allocated
+	 * bytes live before the first record and still live count in every
+	 * step's peak (base, per device, set by tlm__steps_finish). */
+	bool window;
+	uint64_t base[TLM__STEPS_MAX_DEV];
+	uint64_t dropped;
+	struct {
+		bool known;
+		uint64_t capacity;   /* free + reserved then */
+		const char *source;
+	} cap_[TLM__STEPS_MAX_DEV];
+};
+
+/* A recorder fed by the replay's matches (its hooks, internal.h): tag is
+ * its slot in the live map's entries (TLM__TAG_STEPS, TLM__TAG_STEPS_WINDOW). */
+int tlm__steps_init(struct tlm__steps_rec *s, int tag);
+void tlm__steps_fini(struct tlm__steps_rec *s);
+void tlm__steps_alloc(struct tlm__steps_rec *s, struct tlm__live *e, const struct tlm_event *ev);
+/* ord: the ordinal of the event that ended e (its free, or a missed free). */
+void tlm__steps_release(struct tlm__steps_rec *s, const struct tlm__live *e, const struct tlm_event *ev, uint64_t ord);
+/* After the replay took ev (as read): the device's free-memory figure. */
+void tlm__steps_event(struct tlm__steps_rec *s, const struct tlm__replay *rp, const struct tlm_event *ev);
+struct tlm__pass;
+/* The report's recorder, registered on its pass; its finish fills r->steps. */
+int tlm__steps_consumer(struct tlm__pass *p);
+/* After tlm__replay_finish: fills r->steps (always allocated). -1 on ENOMEM. */
+int tlm__steps_finish(struct tlm__steps_rec *s, const struct tlm__replay *rp, struct tlm_report *r);
+void tlm__steps_free(struct tlm_report_steps *st);
+
+/* ---- detection (steps_detect.c) ---------------------------------------- */
+
+struct tlm__steps_found {
+	size_t k;                /* steps; 0 = none */
+	size_t *pos;             /* record index of each step's first allocation (k of them) */
+	uint32_t anchor_site;
+	uint8_t *step_site;      /* by site id: allocates count/k times in (most) steps */
+	size_t nsites, nstep_sites;
+	uint32_t *site_stack;    /* by site id */
+	int16_t *site_device;
+};
+
+/* recs in event order, only those of the allocated layer; sets rec.site. */
+int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint64_t run_end,
+		      struct tlm__steps_found *out);
+void tlm__steps_found_free(struct tlm__steps_found *f);
+
+/* ---- activations (steps_act.c) ------------------------------------------ */
+
+/* The activations at the peak of step j (peak reached at event ordinal
+ * peak_ev), with the checkpointing estimate; fills st->act. */
+int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, const struct tlm__srec *recs,
+			   size_t n, size_t j, uint64_t t0, uint64_t t1, uint64_t peak_ev);
+
+/* steps_ckpt.c: the highest point of step [t0, t1) (records [lo, hi)) on
+ * device replayed with segments of `every` instances checkpointed; fn: the
+ * function's allocations in the step (record indices, in order), inst: the
+ * instance of each (< L). *ok false without memory. */
+uint64_t tlm__ckpt_replay(const struct tlm__srec *recs, size_t lo, size_t hi, uint64_t t0, uint64_t t1, int device,
+			  uint64_t live_at_start, const size_t *fn, const size_t *inst, size_t nfn, size_t L,
+			  unsigned every, bool *ok);
+
+#endif

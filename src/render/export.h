@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * export.h - what the exports need beyond the report's sections, and the
+ * export renderers: `tlm report --format html|chrome|collapsed`.
+ *
+ * Memory over time: each (device, kind) of a report carries its points
+ * (struct tlm_report_device.points, see report.h), downsampled while
+ * streaming into at most 1000 buckets (TLM_REPORT_MAX_POINTS points): a
+ * bucket with one change gives one exact point; a busier one gives its
+ * highest values at its first change and its last values at its last
+ * change, so peaks are kept and short dips inside one bucket may not be.
+ *
+ * The segment map at the peak: the driver allocations (segments) live at the
+ * moment each (device, kind) first reached its reserved peak, collected by
+ * the report's one pass when asked for (TLM_REPORT_SEGMAPS), in memory
+ * bounded by the live set at the peak. Without an allocator tap each segment is one block
+ * of unknown content: nothing is invented inside it. With one (the device
+ * has blocks), the map also holds the layout: the address ranges that hold
+ * reserved memory (segments; VMM mappings laid end to end, as PyTorch's
+ * expandable segments make them, are one range) and the live blocks, so the
+ * free gaps between blocks can be drawn.
+ *
+ * docs/exports.md describes the formats.
+ */
+#ifndef TLM_REPORT_EXPORT_H
+#define TLM_REPORT_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/report.h"
+
+/* A segment (a driver allocation), a range of addresses holding reserved
+ * memory, or a block inside one. */
+struct tlm_report_segment {
+	uint64_t addr, size;
+	uint32_t stack_id;   /* its allocation's (a range: of its first mapping) */
+	int64_t time_ns;     /* when (the first of) it was allocated */
+};
+
+/* The segments of one (device, kind) at its reserved peak, by address. */
+struct tlm_report_segmap {
+	size_t n;
+	struct tlm_report_segment *seg;
+	uint64_t total;      /* their bytes (= peak_reserved) */
+	/* the layout, when an allocator tap reported blocks for this device */
+	bool has_blocks;
+	size_t nranges, nblocks;
+	struct tlm_report_segment *range, *block;   /* each by address */
+	uint64_t range_bytes, block_bytes;
+};
+
+/* One map per r->devices[i] (same order), owned by the report. NULL with err
+ * when not collected (no TLM_REPORT_SEGMAPS) or out of memory. */
+const struct tlm_report_segmap *tlm_report_peak_segments(const struct tlm_report *r, char *err, size_t errlen);
+void tlm_report_segmaps_free(struct tlm_report_segmap *m, size_t n);
+
+/* What the output of format (with --metric for "collapsed") needs the pass
+ * to collect: TLM_REPORT_* flags for tlm_report_build_for. */
+unsigned tlm_report_needs(const char *format, int metric);
+
+/* Renderers; return 0, or -1 on a write error (or, for collapsed peak and
+ * torch-snapshot, when what they draw was not collected: err says why). */
+int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen);
+int tlm_report_chrome(struct tlm_report *r, FILE *f);
+/* The pickle torch.cuda.memory._dump_snapshot() writes (render_torch_snapshot.c),
+ * from the allocations' lives (TLM_REPORT_SNAPSHOT). */
+int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t errlen);
+/* live: live at the end; peak: the reserved peak's segments (TLM_REPORT_SEGMAPS);
+ * peak-allocated: what held each allocated peak (the report's AT PEAK) */
+enum tlm_collapsed_metric { TLM_COLLAPSED_LIVE = 0, TLM_COLLAPSED_PEAK = 1, TLM_COLLAPSED_PEAK_ALLOCATED = 2 };
+int tlm_report_collapsed(struct tlm_report *r, FILE *f, int metric, char *err, size_t errlen);
+
+#endif
