@@ -225,6 +225,8 @@ CUresult sim_free_async(CUdeviceptr dptr);
 /* The live allocation holding p: its base and length (whole pages). Caller
  * holds sim_lock. */
 bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len);
+/* Whether the live allocation at base came from a pool. Caller holds sim_lock. */
+bool sim_live_pooled(uint64_t base);
 
 /* ---- sim_backing.c: device memory contents (callers hold sim_lock) ---- */
 bool sim_is_device_va(uint64_t p);
