@@ -19,7 +19,8 @@ enum {
 	I_cuMemAllocFromPoolAsync, I_cuMemAllocFromPoolAsync_ptsz, I_cuMemFreeAsync, I_cuMemFreeAsync_ptsz,
 	I_cuMemAllocManaged, I_cuMemAllocHost_v2, I_cuMemHostAlloc, I_cuMemFreeHost, I_cuMemCreate,
 	I_cuMemRelease, I_cuMemMap, I_cuMemUnmap, I_cuMemAddressReserve, I_cuMemAddressFree, I_cuMemPoolCreate,
-	I_cuMemPoolDestroy, I_cuMemPoolTrimTo, I_cuGetProcAddress, I_cuGetProcAddress_v2,
+	I_cuMemPoolDestroy, I_cuMemPoolTrimTo, I_cuMemRetainAllocationHandle, I_cuMemImportFromShareableHandle,
+	I_cuGetProcAddress, I_cuGetProcAddress_v2,
 	I_cuGetProcAddress_v2_ptsz, I_cuInit, I_COUNT
 };
 
@@ -129,9 +130,23 @@ static CUresult do_cuMemFreeHost(void *rp, void *p)
 }
 TLM__SLOTS(I_cuMemFreeHost, cuMemFreeHost, CUresult, (void *p), p)
 
+/* Only the release that drops the creation's reference frees (vmm_refs.c). */
 static CUresult do_cuMemRelease(void *rp, CUmemGenericAllocationHandle h)
 {
-	return do_free(rp, h, 0, TLM_API_cuMemRelease, TLM_KIND_VMM_PHYSICAL, TLM_OP_FREE);
+	if (!rp)
+		return NOT_LOADED;
+	bool frees = tlm__vmm_release_frees(h);
+	CUresult r;
+	if (frees) {
+		r = do_free(rp, h, 0, TLM_API_cuMemRelease, TLM_KIND_VMM_PHYSICAL, TLM_OP_FREE);
+	} else {
+		tlm__enter(); /* interposed, though unrecorded: CUPTI's callback must not record it */
+		r = ((CUresult(*)(CUmemGenericAllocationHandle))rp)(h);
+		tlm__leave();
+	}
+	if (r != CUDA_SUCCESS)
+		tlm__vmm_release_failed(h, frees);
+	return r;
 }
 TLM__SLOTS(I_cuMemRelease, cuMemRelease, CUresult, (CUmemGenericAllocationHandle h), h)
 
@@ -265,16 +280,53 @@ static CUresult do_cuMemCreate(void *rp, CUmemGenericAllocationHandle *h, size_t
 		return NOT_LOADED;
 	bool rec = tlm__enter();
 	CUresult r = ((create_fn)rp)(h, size, prop, fl);
+	if (r == CUDA_SUCCESS && h)
+		tlm__vmm_created(*h);
+	/* a host location's id is a NUMA node, not a device */
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_PHYSICAL, .api = TLM_API_cuMemCreate,
 			      .result = r, .addr = r == CUDA_SUCCESS && h ? *h : 0, .size = size,
-			      .device = prop ? (int16_t)prop->location.id : -1));
+			      .device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+						? (int16_t)prop->location.id
+						: -1));
 	tlm__leave();
 	return r;
 }
 TLM__SLOTS(I_cuMemCreate, cuMemCreate, CUresult,
 	   (CUmemGenericAllocationHandle * h, size_t size, const CUmemAllocationProp *prop, unsigned long long fl),
 	   h, size, prop, fl)
+
+/* Neither allocates: they add a reference to a handle (vmm_refs.c). */
+typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);
+static CUresult do_cuMemRetainAllocationHandle(void *rp, CUmemGenericAllocationHandle *h, void *addr)
+{
+	if (!rp)
+		return NOT_LOADED;
+	tlm__enter();
+	CUresult r = ((retain_fn)rp)(h, addr);
+	tlm__leave();
+	if (r == CUDA_SUCCESS && h)
+		tlm__vmm_retained(*h);
+	return r;
+}
+TLM__SLOTS(I_cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, CUresult,
+	   (CUmemGenericAllocationHandle * h, void *addr), h, addr)
+
+typedef CUresult (*import_fn)(CUmemGenericAllocationHandle *, void *, int);
+static CUresult do_cuMemImportFromShareableHandle(void *rp, CUmemGenericAllocationHandle *h, void *os,
+						  int type)
+{
+	if (!rp)
+		return NOT_LOADED;
+	tlm__enter();
+	CUresult r = ((import_fn)rp)(h, os, type);
+	tlm__leave();
+	if (r == CUDA_SUCCESS && h)
+		tlm__vmm_imported(*h);
+	return r;
+}
+TLM__SLOTS(I_cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, CUresult,
+	   (CUmemGenericAllocationHandle * h, void *os, int type), h, os, type)
 
 typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
 static CUresult do_cuMemMap(void *rp, CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h,
@@ -420,6 +472,8 @@ struct tlm__drv_fn tlm__drv[] = {
 	F(cuMemPoolCreate, "cuMemPoolCreate", 11020, false),
 	F(cuMemPoolDestroy, "cuMemPoolDestroy", 11020, false),
 	F(cuMemPoolTrimTo, "cuMemPoolTrimTo", 11020, false),
+	F(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", 11000, false),
+	F(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle", 10020, false),
 	/* cuGetProcAddress itself: resolved by name+version specially */
 	F(cuGetProcAddress, "", 11030, false),
 	F(cuGetProcAddress_v2, "", 12000, false),

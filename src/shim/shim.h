@@ -111,6 +111,18 @@ static inline void tlm__leave(void)
 	tlm__depth--;
 }
 
+/* ---- VMM handle references (vmm_refs.c) ---- */
+/* A cuMemCreate, cuMemRetainAllocationHandle or cuMemImportFromShareableHandle
+ * of handle h succeeded. */
+void tlm__vmm_created(uint64_t h) TLM_HIDDEN;
+void tlm__vmm_retained(uint64_t h) TLM_HIDDEN;
+void tlm__vmm_imported(uint64_t h) TLM_HIDDEN;
+/* Before cuMemRelease(h): true when it drops the creation's reference (the
+ * memory's free, to record); false for a retain's or an import's. */
+bool tlm__vmm_release_frees(uint64_t h) TLM_HIDDEN;
+/* The release failed: the reference tlm__vmm_release_frees() counted off is held. */
+void tlm__vmm_release_failed(uint64_t h, bool freed) TLM_HIDDEN;
+
 /* ---- recording (recorder.c) ---- */
 struct tlm__slot; /* ring.h */
 struct tlm__ring;

@@ -219,6 +219,11 @@ void tlm_simulate_child(void)
 	 * PyTorch's scaled_dot_product_attention try its own flash and
 	 * memory-efficient kernels before cuDNN's, as it does on GPUs before sm90 */
 	setenv("TORCH_CUDNN_SDPA_DEPRIORITIZED", "1", 0);
+	/* every pair of simulated devices reaches the other (peer access, NVML's
+	 * P2P status), as over NVLink; NCCL's own rule reads the host's PCI tree
+	 * instead, which is not the simulated one, and would then pick peer-to-peer
+	 * or shared host memory by the host CPU's vendor (docs/simulate.md, NCCL) */
+	setenv("NCCL_P2P_LEVEL", "SYS", 0);
 	const char *prev = getenv("LD_PRELOAD");
 	size_t l = (prev ? strlen(prev) : 0) + strlen(driver) + strlen(nvml) + strlen(blas) +
 		   strlen(nccl) + 5;

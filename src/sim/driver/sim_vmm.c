@@ -371,7 +371,7 @@ struct vmm_handle *sim_vmm_mapping(uint64_t p, uint64_t *start, uint64_t *len)
 
 /* The handle mapped at addr, with one more reference (cuMemRelease drops
  * it); a handle released but still mapped becomes valid again. */
-CUresult sim_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+CUresult simi_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
 	CUresult r = sim_enter(!handle);
 	if (r)
@@ -387,7 +387,8 @@ CUresult sim_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, v
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
-SIM_EXPORT(cuMemRetainAllocationHandle);
+SIM_API(cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle *handle, void *addr),
+	(handle, addr), {handle, addr});
 
 CUresult sim_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 						    CUmemGenericAllocationHandle handle)

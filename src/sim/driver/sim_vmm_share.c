@@ -104,8 +104,8 @@ CUresult sim_cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAll
 SIM_EXPORT(cuMemExportToShareableHandle);
 
 /* The descriptor stays the caller's; the handle keeps a duplicate. */
-CUresult sim_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
-					    int shHandleType)
+CUresult simi_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+					     int shHandleType)
 {
 	CUresult r = sim_enter(!handle);
 	if (r)
@@ -135,7 +135,9 @@ CUresult sim_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle
 	}
 	return CUDA_SUCCESS;
 }
-SIM_EXPORT(cuMemImportFromShareableHandle);
+SIM_API(cuMemImportFromShareableHandle, (CUmemGenericAllocationHandle *handle, void *osHandle,
+					 int shHandleType),
+	(handle, osHandle, shHandleType), {handle, osHandle, shHandleType});
 
 /* ---- legacy IPC ---- */
 
