@@ -30,7 +30,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 build=$(cd "$build" && pwd)
 sim=$build/src/sim
-lib=$build/src/shim/libtlm.so
+lib=$build/src/recording/libtlm.so
 
 # total instructions of one run: count MODE(tlm|plain) CMD...
 count() {

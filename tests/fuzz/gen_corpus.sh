@@ -28,7 +28,7 @@ run() { # NAME COMPRESS ARGS...  ($EXTRA: one more VAR=value for the run)
 	shift 2
 	d=$tmp/$name-z$z
 	mkdir -p "$d"
-	env LD_PRELOAD="$b/src/shim/libtlm.so" LD_LIBRARY_PATH="$b/src/sim" \
+	env LD_PRELOAD="$b/src/recording/libtlm.so" LD_LIBRARY_PATH="$b/src/sim" \
 		TLM_OUTPUT="$d/t-%p.trace" TLM_SUMMARY=0 TLM_COMPRESS="$z" TLM_STACK_DEPTH=8 \
 		TLM_DRAIN_MS="${DRAIN:-20}" ${EXTRA:+"$EXTRA"} "$b/tests/shim/workload" "$@" 2>/dev/null || true
 	i=0
