@@ -351,7 +351,7 @@ static const char *const not_own[] = {
 	"libtorch", "libpython", "ld-linux", "libc.so",
 };
 
-static bool own_code(const struct tlm_frame *f)
+bool tlm__frame_own(const struct tlm_frame *f)
 {
 	if (f->kind == TLM_FRAME_PYTHON)
 		return true;
@@ -365,12 +365,36 @@ static bool own_code(const struct tlm_frame *f)
 	return true;
 }
 
+/* A Python file of the interpreter's or of an installed package: not the
+ * program's own (site-packages, dist-packages, the standard library,
+ * frozen modules). */
+static bool py_library(const char *file)
+{
+	if (!file || !*file)
+		return true;
+	if (file[0] == '<')
+		return true; /* <frozen importlib._bootstrap>, <string> */
+	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return true;
+	for (const char *p = file; (p = strstr(p, "/lib/python")); p++)
+		if (p[11] >= '0' && p[11] <= '9')
+			return true; /* .../lib/python3.X/...: the standard library */
+	return false;
+}
+
+bool tlm__frame_user(const struct tlm_frame *f)
+{
+	if (f->kind == TLM_FRAME_PYTHON)
+		return !py_library(f->file);
+	return tlm__frame_own(f);
+}
+
 const struct tlm_frame *tlm_report_useful_frame(struct tlm_report *r, uint32_t stack_id)
 {
 	const struct tlm_frame *f;
 	size_t n = tlm_report_frames(r, stack_id, &f);
 	for (size_t i = 0; i < n; i++)
-		if (own_code(&f[i]))
+		if (tlm__frame_own(&f[i]))
 			return &f[i];
 	return n ? &f[0] : NULL;
 }

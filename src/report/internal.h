@@ -334,5 +334,11 @@ int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *
 /* Sites group Python stacks by their Python frames: the id that stands for
  * all stacks with the same frames as this one (id itself when not Python). */
 uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id);
+/* frames.c: whether a frame is in the program's own code (Python, or a module
+ * that is not libcuda, libtorch, libpython, libc, ...). */
+bool tlm__frame_own(const struct tlm_frame *f);
+/* A frame of the program's own files: own code, and for Python not the
+ * interpreter's standard library nor an installed package (site-packages). */
+bool tlm__frame_user(const struct tlm_frame *f);
 
 #endif

@@ -196,6 +196,7 @@ void tlm__steps_text(FILE *f, struct tlm_report *r)
 		tlm__line(f, "STEPS: none found (%s); the report is by time only", st->why_not);
 		return;
 	}
+	tlm__phases_text(f, r);
 	steps_head(f, r, st);
 	text_steps(f, st);
 	text_leaks(f, r, st);
@@ -299,11 +300,13 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_key(j, "why_not");
 		tlm__json_str(j, st ? st->why_not : "not analysed");
 		tlm__json_ku(j, "count", 0);
+		tlm__phases_json(j, r);
 		tlm__json_obj_end(j);
 		json_act(j, r, st);
 		return;
 	}
 	tlm__json_ku(j, "count", st->count);
+	tlm__phases_json(j, r);
 	json_frame(j, "driving_frame", driving(r, st));
 	tlm__json_key(j, "seconds_per_step");
 	tlm__json_dbl(j, st->seconds_per_step, 6);

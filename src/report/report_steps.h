@@ -75,6 +75,15 @@ struct tlm_report_act {
 	struct tlm_report_ckpt ckpt[TLM_REPORT_MAX_CKPT];
 };
 
+/* One repeating phase of the run (docs/report.md, "Phases"): its own steps,
+ * step leaks and forecast in st (found is true there). */
+struct tlm_report_phase {
+	const char *name;                /* "training", "micro-steps", "evaluation" (static) */
+	bool training;                   /* a backward pass or an optimizer step is seen in its steps */
+	int inside;                      /* index of the phase whose steps hold these; -1 none */
+	struct tlm_report_steps *st;     /* the primary phase's is the report's steps itself */
+};
+
 struct tlm_report_steps {
 	bool found;
 	const char *why_not;             /* static text when !found */
@@ -102,9 +111,16 @@ struct tlm_report_steps {
 	size_t act_step;                 /* the step whose peak is analysed */
 	uint64_t act_peak;               /* that step's peak */
 	uint64_t act_bytes;              /* of which activations */
+	/* every phase, by the time its first step began (the report's steps
+	 * only; the fields above are those of the primary phase: the training
+	 * one, else the strongest) */
+	size_t nphases;
+	struct tlm_report_phase *phases;
+	size_t primary;                  /* index of the phase the fields above describe */
 };
 
-/* The step-leak entry of a (device, stack) site, or NULL. */
+/* The step-leak entry of a (device, stack) site in any phase, or NULL
+ * (the training phase's first). */
 const struct tlm_report_step_leak *tlm_report_step_leak(const struct tlm_report *r, int device, uint32_t stack_id);
 
 #endif

@@ -56,7 +56,7 @@ static const char golden_fmt[] =
 	"\"reserved_bytes\":256,\"allocated_bytes\":256,\"fragmentation\":0.0000,"
 	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,\"label\":null,\"stack\":[]}],"
 	"\"churn\":[],\"steps\":{\"found\":false,\"why_not\":\"no allocation sequence repeats (no site "
-	"allocates the same number of times in each of 3 or more segments)\",\"count\":0},\"activations\":null,\"integrity_errors\":[]}\n";
+	"allocates the same number of times in each of 3 or more segments)\",\"count\":0,\"phases\":[]},\"activations\":null,\"integrity_errors\":[]}\n";
 
 static void test_json_golden(void **state)
 {
