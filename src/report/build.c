@@ -131,6 +131,12 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 			tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
 					sizeof rep->cupti_detail);
 			tlm__job_prop(&rep->job, &rec->u.prop);
+			if (!strcmp(rec->u.prop.key, "torch.alloc_conf")) {
+				rep->alloc_conf_known = true;
+				size_t l = strnlen(rec->u.prop.value, sizeof rep->alloc_conf - 1);
+				memcpy(rep->alloc_conf, rec->u.prop.value, l);
+				rep->alloc_conf[l] = 0;
+			}
 			break;
 		case TLM_REC_SIGNAL:
 			if (!have_signal)

@@ -183,6 +183,9 @@ struct tlm_report {
 	 * "held", "absent", "unusable", "off", "skipped"; "" when not recorded */
 	char cupti_state[16];
 	char cupti_detail[512];
+	/* PyTorch's allocator settings as torch read them (PROP torch.alloc_conf) */
+	bool alloc_conf_known;
+	char alloc_conf[256];
 	/* sections, sorted as documented */
 	size_t ndevices;
 	struct tlm_report_device *devices;   /* by device, then kind */

@@ -49,6 +49,9 @@ struct tlm_report_forecast {
 	uint64_t steps_to_oom;           /* more steps until the peak no longer fits */
 	double seconds_to_oom;
 	bool steady;                     /* the growth was the same in every measured step */
+	bool modelled;                   /* steps_to_oom from the steady step replayed through the allocator's
+	                                  * model (cache, rounding, fragmentation); else the linear rule */
+	uint64_t linear_steps;           /* what the linear rule says: (capacity - last peak) / growth */
 };
 
 /* Checkpointing estimate for segments of `every` consecutive instances. */
@@ -114,6 +117,13 @@ struct tlm_report_steps {
 	/* every phase, by the time its first step began (the report's steps
 	 * only; the fields above are those of the primary phase: the training
 	 * one, else the strongest) */
+	/* the run died of out of memory (a fatal OOM on the step device): no
+	 * forecast; the step it died in (1-based, count + 1: after the last) */
+	bool died;
+	size_t died_step;
+	int64_t died_ns;
+	uint64_t died_requested;
+	int died_verdict;                /* enum tlm_oom_verdict */
 	size_t nphases;
 	struct tlm_report_phase *phases;
 	size_t primary;                  /* index of the phase the fields above describe */

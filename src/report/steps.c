@@ -245,7 +245,7 @@ static void forecast(struct tlm_report_steps *st, const struct tlm__steps_rec *r
 		fc->capacity_source = rec->cap_[v].source;
 		uint64_t room = fc->capacity > fc->last_peak ? fc->capacity - fc->last_peak : 0;
 		fc->known = true;
-		fc->steps_to_oom = room / fc->growth_per_step;
+		fc->steps_to_oom = fc->linear_steps = room / fc->growth_per_step;
 		fc->seconds_to_oom = (double)fc->steps_to_oom * st->seconds_per_step;
 	}
 	st->nforecast = nf;
@@ -516,6 +516,8 @@ int tlm__steps_analyse(struct tlm_report *r, struct tlm_report_steps *st, struct
 		goto out;
 	forecast(st, rec, &sw);
 	driving(r, st, f);
+	if (primary && tlm__steps_forecast_model(r, st, recs, n, f, end_idx, tend, rp->start))
+		goto out;
 	if (!primary) {
 		rc = 0;
 		goto out;

@@ -59,6 +59,13 @@ void tlm__steps_free(struct tlm_report_steps *st);
 int tlm__steps_analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm__steps_rec *rec,
 		       const struct tlm__replay *rp, struct tlm__srec *recs, size_t n, const struct tlm__steps_found *f,
 		       const size_t *bnd, size_t nb, bool primary);
+/* steps_forecast.c: a run that died of out of memory gets no forecast (the
+ * step it died in instead); else each device's forecast with growth is
+ * replaced by the steady step replayed through the caching allocator's
+ * model until a request fails (devices with allocator blocks). */
+int tlm__steps_forecast_model(struct tlm_report *r, struct tlm_report_steps *st, const struct tlm__srec *recs, size_t n,
+			      const struct tlm__steps_found *f, const size_t *end_idx, uint64_t tend, uint64_t start);
+
 /* Adds st's step leaks live at the end that the time rule did not call leaks. */
 void tlm__steps_merge_leaks(struct tlm_report *r, const struct tlm_report_steps *st);
 
