@@ -61,7 +61,7 @@ struct tlm_report_ckpt {
 	uint64_t rule_peak;              /* the rule of thumb: peak - (1 - 1/every) x activations */
 };
 
-#define TLM_REPORT_MAX_CKPT 3
+#define TLM_REPORT_MAX_CKPT 4 /* every 1, 2, 3 and round(sqrt(instances)) */
 
 /* Activations of one function (its frame: the innermost of the program's own
  * code) at the peak of the steady step with the highest peak. */

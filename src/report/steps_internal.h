@@ -111,6 +111,17 @@ void tlm__phases_found_free(struct tlm__phases_found *f);
 int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, const struct tlm__srec *recs,
 			   size_t n, size_t j, uint64_t t0, uint64_t t1, uint64_t peak_ev);
 
+/* steps_unit.c: in the step's window [lo, hi) on device and thread, the
+ * nn.Module whose forward holds the activations (Python stacks): for each
+ * site, unit_at[site] = the index of its frame in the site's frames
+ * (SIZE_MAX: not under it), starts[site] = an allocation there begins an
+ * instance, key_of[site] = the same id for sites at the same place inside
+ * the unit (the same frames from the innermost to its line). 1 found, 0
+ * none, -1 ENOMEM. */
+int tlm__steps_unit(struct tlm_report *r, const struct tlm__srec *recs, size_t lo, size_t hi, int device,
+		    uint32_t thread, uint64_t peak_ev, uint64_t t1, uint32_t nsites, size_t *unit_at, uint8_t *starts,
+		    uint32_t *key_of);
+
 /* steps_ckpt.c: the highest point of step [t0, t1) (records [lo, hi)) on
  * device replayed with segments of `every` instances checkpointed; fn: the
  * function's allocations in the step (record indices, in order), inst: the
