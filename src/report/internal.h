@@ -356,5 +356,8 @@ bool tlm__frame_own(const struct tlm_frame *f);
 /* A frame of the program's own files: own code, and for Python not the
  * interpreter's standard library nor an installed package (site-packages). */
 bool tlm__frame_user(const struct tlm_frame *f);
+/* An autograd node's apply (ConvolutionBackward0, AddmmBackward0,
+ * AccumulateGrad): its name into buf. */
+bool tlm__autograd_node(const struct tlm_frame *f, char *buf, size_t n);
 
 #endif

@@ -82,6 +82,16 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 	size_t nl = 0;
 	for (size_t i = 0; i < st->nleaks; i++)
 		nl += st->leaks[i].leak;
+	int dev[TEXT_STEP_LEAKS];
+	uint32_t stk[TEXT_STEP_LEAKS];
+	size_t nlab = 0;
+	for (size_t i = 0; i < st->nleaks && nlab < TEXT_STEP_LEAKS; i++)
+		if (st->leaks[i].leak) {
+			dev[nlab] = st->leaks[i].device;
+			stk[nlab++] = st->leaks[i].stack_id;
+		}
+	struct tlm__labels L;
+	bool lab = nlab && tlm__labels_make(&L, r, dev, stk, nlab, TLM__LABEL_SEP) == 0;
 	if (!nl) {
 		tlm__line(f, "LEAKS PER STEP: none (no site left survivors in most steady steps)");
 		return;
@@ -98,6 +108,8 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 		tlm__line(f, "%4zu. %-7s +%s per step in %.1f allocations, in %" PRIu64 " of %" PRIu64 " steps%s", ++k,
 			  dv, tlm__human(a, sizeof a, l->bytes_per_step), l->tensors_per_step, l->steps_with_survivors,
 			  l->steps_measured, l->steady ? " (steady)" : "");
+		if (lab)
+			tlm__line(f, "        site %s", tlm__label(&L, k - 1));
 		const struct tlm_frame *fr;
 		size_t n = tlm_report_frames(r, l->stack_id, &fr);
 		for (size_t x = 0; x < n && x < TEXT_LEAK_FRAMES; x++) {
@@ -105,6 +117,8 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 			tlm__line(f, "        %s %s", x ? "from" : "at  ", w);
 		}
 	}
+	if (lab)
+		tlm__labels_free(&L);
 }
 
 static void text_forecast(FILE *f, const struct tlm_report_steps *st)
