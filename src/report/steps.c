@@ -52,8 +52,10 @@ static size_t at(const struct sweep *s, size_t step, int device)
 	return step * s->ncol + (size_t)s->idx[device];
 }
 
+/* base: the bytes live on each device from before the first record (0 for a
+ * whole run, see window_base). */
 static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, const uint64_t *stop_ev, size_t k,
-		 uint64_t tend, struct sweep *s)
+		 uint64_t tend, const uint64_t *base, struct sweep *s)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct tlm__srec *r = &recs[i];
@@ -81,7 +83,8 @@ static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, cons
 			d[nd++] = (struct delta){r->fev, r->ft, -(int64_t)r->size, r->device};
 	}
 	qsort(d, nd, sizeof *d, by_ord);
-	uint64_t cur[TLM__STEPS_MAX_DEV] = {0};
+	uint64_t cur[TLM__STEPS_MAX_DEV];
+	memcpy(cur, base, sizeof cur);
 	size_t j = 0;        /* steps started so far */
 	bool ended = false;
 	for (size_t i = 0; i < nd; i++) {
@@ -489,7 +492,7 @@ int tlm__steps_analyse(struct tlm_report *r, struct tlm_report_steps *st, struct
 	st->device = recs[f->pos[0]].device;
 	st->kind = recs[f->pos[0]].mkind;
 	st->step_sites = f->nstep_sites;
-	if (sweep(recs, n, f->pos, stop, k, tend, &sw))
+	if (sweep(recs, n, f->pos, stop, k, tend, rec->base, &sw))
 		goto out;
 	int dv = st->device >= 0 && st->device < TLM__STEPS_MAX_DEV ? st->device : 0;
 	for (size_t j = 0; j < k; j++) {

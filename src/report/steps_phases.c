@@ -27,6 +27,29 @@ static size_t allocated_layer(struct tlm__srec *recs, size_t n, const struct tlm
 	return k;
 }
 
+/* A window that began mid-run: what was allocated before its first record
+ * and is still live now was live all through it, so every step's peak counts
+ * it (what of it was freed inside the window is not known: earlier steps'
+ * peaks may be that much low, never high). */
+static void window_base(struct tlm__steps_rec *rec, const struct tlm__srec *recs, size_t n,
+			const struct tlm__replay *rp)
+{
+	memset(rec->base, 0, sizeof rec->base);
+	if (!rec->window)
+		return;
+	for (size_t a = 0; a < rp->accts.n; a++) {
+		const struct tlm__acct *x = &rp->accts.a[a];
+		if (x->mkind == TLM_MEM_DEVICE && x->device >= 0 && x->device < TLM__STEPS_MAX_DEV)
+			rec->base[x->device] = x->allocated;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct tlm__srec *x = &recs[i];
+		if (x->mkind == TLM_MEM_DEVICE && x->device >= 0 && x->device < TLM__STEPS_MAX_DEV &&
+		    x->fev == UINT64_MAX)
+			rec->base[x->device] -= rec->base[x->device] < x->size ? rec->base[x->device] : x->size;
+	}
+}
+
 static bool has_ci(const char *s, const char *w)
 {
 	if (!s)
@@ -101,6 +124,7 @@ int tlm__steps_finish(struct tlm__steps_rec *rec, const struct tlm__replay *rp, 
 	st->truncated = rec->full;
 	size_t n = allocated_layer(rec->r, rec->n, rp);
 	st->recorded = n;
+	window_base(rec, rec->r, n, rp);
 	struct tlm__phases_found pf;
 	if (tlm__steps_detect(rec->r, n, evidence, r, &pf))
 		return -1;
