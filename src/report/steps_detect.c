@@ -29,295 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "steps_internal.h"
-
-#define MAX_CANDIDATES 24
-#define MAX_RUN_CANDIDATES 8
-
-struct site {
-	struct tlm__key key;     /* a = device, b = stack */
-	uint64_t count;
-	size_t first;            /* record index of its first allocation */
-	size_t last;             /* record index of its last allocation (while interning) */
-	uint64_t recycled;       /* allocations freed before the site's next one */
-	uint32_t thread;         /* of its first allocation */
-	uint64_t bursts;         /* runs of its allocations with no other site's between */
-	uint64_t run, bmin, bmax; /* the current run's length, the shortest and longest */
-};
-
-struct sites {
-	struct site *s;
-	size_t n, cap;
-	struct tlm__index idx;
-};
-
-static const struct tlm__key *site_key(const void *ctx, uint32_t v)
-{
-	const struct sites *s = ctx;
-	return &s->s[v].key;
-}
-
-static int intern(struct sites *ss, struct tlm__srec *recs, size_t n)
-{
-	if (tlm__index_init(&ss->idx, site_key, ss))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		struct tlm__key k = {(uint64_t)(int64_t)recs[i].device, recs[i].stack, 0};
-		uint32_t v = tlm__index_get(&ss->idx, &k);
-		if (v == UINT32_MAX) {
-			if (ss->n == ss->cap) {
-				size_t cap = ss->cap ? ss->cap * 2 : 256;
-				struct site *p = realloc(ss->s, cap * sizeof *p);
-				if (!p)
-					return -1;
-				ss->s = p;
-				ss->cap = cap;
-			}
-			v = (uint32_t)ss->n;
-			ss->s[v] = (struct site){k, 0, i, i, 0, recs[i].thread, 0, 0, UINT64_MAX, 0};
-			if (tlm__index_add(&ss->idx, &k, v))
-				return -1;
-			ss->n++;
-		}
-		if (ss->s[v].count && recs[ss->s[v].last].fev < recs[i].ev)
-			ss->s[v].recycled++;
-
-		ss->s[v].count++;
-		ss->s[v].last = i;
-		recs[i].site = v;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct site *x = &ss->s[recs[i].site];
-		if (!i || recs[i - 1].site != recs[i].site) {
-			x->bursts++;
-			x->run = 0;
-		}
-		uint64_t run = ++x->run;
-		if (i + 1 == n || recs[i + 1].site != recs[i].site) { /* the run ends */
-			if (run < x->bmin)
-				x->bmin = run;
-			if (run > x->bmax)
-				x->bmax = run;
-		}
-	}
-	return 0;
-}
-
-struct score {
-	size_t k;
-	uint32_t anchor;
-	uint64_t am;             /* the anchor's allocations per unit (a unit starts at every am-th) */
-	size_t step_sites;
-	bool recycles;           /* a step site frees most of its allocations before its next one */
-	double weight;           /* step-site allocations per unit */
-	uint64_t span;           /* the time the anchor's allocations span */
-	uint64_t covered;        /* allocations of step sites in their consistent segments */
-};
-
-/* Per site while scoring one candidate. */
-struct tally {
-	uint64_t m;              /* count / k when a multiple of k, else 0 */
-	size_t seg;              /* segment of the last occurrence, SIZE_MAX none */
-	uint64_t in_seg;         /* occurrences in it */
-	uint64_t good;           /* segments with exactly count/k occurrences */
-};
-
-static void close_seg(struct tally *t, uint64_t m)
-{
-	if (t->seg != SIZE_MAX && t->in_seg == m)
-		t->good++;
-}
-
-/* Scores candidate k with anchor a; marks the step sites into mark when not NULL. */
-static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n, size_t k, uint32_t a,
-		  const uint8_t *taken, struct tally *t, struct score *out, uint8_t *mark)
-{
-	for (size_t i = 0; i < ss->n; i++) /* divisions once per site, not per allocation */
-		t[i] = (struct tally){!taken[i] && ss->s[i].count >= k && ss->s[i].count % k == 0 ? ss->s[i].count / k : 0,
-				      SIZE_MAX, 0, 0};
-	size_t seg = SIZE_MAX;
-	uint64_t am = ss->s[a].count / k, occ = 0;
-	for (size_t i = ss->s[a].first; i < n; i++) {
-		uint32_t v = recs[i].site;
-		if (v == a && occ++ % am == 0)
-			seg = seg == SIZE_MAX ? 0 : seg + 1;
-		uint64_t m = t[v].m;
-		if (!m)
-			continue;
-		if (t[v].seg != seg) {
-			close_seg(&t[v], m);
-			t[v].seg = seg;
-			t[v].in_seg = 0;
-		}
-		t[v].in_seg++;
-	}
-	*out = (struct score){.k = k, .anchor = a, .am = am};
-	for (size_t v = 0; v < ss->n; v++) {
-		if (!t[v].m)
-			continue;
-		close_seg(&t[v], t[v].m);
-		if (4 * t[v].good >= 3 * k) {
-			out->step_sites++;
-			out->covered += t[v].good * (ss->s[v].count / k);
-			out->recycles |= 2 * ss->s[v].recycled >= ss->s[v].count;
-			if (mark)
-				mark[v] = 1;
-		}
-	}
-}
-
-static bool better(const struct score *x, const struct score *y)
-{
-	if (x->weight != y->weight)
-		return x->weight > y->weight;
-	if (x->span != y->span)
-		return x->span > y->span;
-	if (x->covered != y->covered)
-		return x->covered > y->covered;
-	return x->k > y->k;
-}
-
-/* ---- nested loops: steps inside epochs ---------------------------------- */
-
-struct delta {
-	uint64_t ord;
-	int64_t bytes;
-};
-
-static int by_ord(const void *a, const void *b)
-{
-	const struct delta *x = a, *y = b;
-	return (x->ord > y->ord) - (x->ord < y->ord);
-}
-
-/* All allocations and frees by event order. */
-static struct delta *deltas(const struct tlm__srec *recs, size_t n, size_t *nd)
-{
-	struct delta *d = malloc((2 * n + 1) * sizeof *d);
-	if (!d)
-		return NULL;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		d[k++] = (struct delta){recs[i].ev, (int64_t)recs[i].size};
-		if (recs[i].fev != UINT64_MAX)
-			d[k++] = (struct delta){recs[i].fev, -(int64_t)recs[i].size};
-	}
-	qsort(d, k, sizeof *d, by_ord);
-	*nd = k;
-	return d;
-}
-
-/* Whether memory comes back to the same level (or a steadily growing one)
- * at each of the anchor's allocations: true at step boundaries, false at a
- * layer loop's (activations pile up through the forward pass). The total
- * variation of the live bytes there may exceed their net change by half the
- * mean transient memory of a unit at most. */
-static bool flat(const struct tlm__srec *recs, size_t n, const struct delta *d, size_t nd, uint32_t a)
-{
-	int64_t cur = 0, prev = 0, first = 0, peak = 0, tv = 0, trans = 0;
-	size_t units = 0, i = 0;
-	for (size_t x = 0; x < nd; x++) {
-		/* an allocation of the anchor starts a unit: live bytes before it */
-		while (i < n && recs[i].ev < d[x].ord)
-			i++;
-		bool start = false;
-		for (size_t r = i; r < n && recs[r].ev == d[x].ord; r++)
-			start = d[x].bytes > 0 && recs[r].site == a;
-		if (start) {
-			if (units) {
-				trans += peak - prev;
-				tv += cur > prev ? cur - prev : prev - cur;
-			} else {
-				first = cur;
-			}
-			prev = peak = cur;
-			units++;
-		}
-		cur += d[x].bytes;
-		if (cur > peak)
-			peak = cur;
-	}
-	if (units < 2)
-		return false;
-	int64_t net = prev > first ? prev - first : first - prev;
-	return tv <= net + trans / (int64_t)(units - 1) / 2;
-}
-
-struct cand {
-	uint64_t count;
-	size_t nmult;            /* sites (>= 3 allocations) whose count is a multiple */
-	uint32_t site;           /* a site allocating in `count` runs of one length: the anchor; else UINT32_MAX */
-};
-
-static int by_nmult(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-	if (x->nmult != y->nmult)
-		return x->nmult > y->nmult ? -1 : 1;
-	return (x->count < y->count) - (x->count > y->count);
-}
-
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The distinct counts (>= 3) by how many sites' counts they divide; and the
- * sites whose allocations come in k >= 3 runs of one length (a loop of
- * layers or parameters inside each step, where no site allocates once per
- * step: their first allocation of each run is the anchor). */
-static size_t candidates(const struct sites *ss, const uint8_t *taken, struct cand *c, size_t max)
-{
-	uint64_t *v = malloc((ss->n + 1) * sizeof *v);
-	if (!v)
-		return 0;
-	size_t nv = 0;
-	for (size_t i = 0; i < ss->n; i++)
-		if (ss->s[i].count >= 3 && !taken[i])
-			v[nv++] = ss->s[i].count;
-	qsort(v, nv, sizeof *v, by_u64);
-	size_t nd = 0;
-	for (size_t i = 0; i < nv; i++)
-		if (!nd || v[nd - 1] != v[i])
-			v[nd++] = v[i];
-	/* Each distinct count is tried against each site: distinct counts are
-	 * few in practice; past 256 only the 256 smallest are tried. */
-	if (nd > 256)
-		nd = 256;
-	struct cand *all = malloc((nd + ss->n + 1) * sizeof *all);
-	if (!all) {
-		free(v);
-		return 0;
-	}
-	for (size_t d = 0; d < nd; d++) {
-		all[d] = (struct cand){v[d], 0, UINT32_MAX};
-		for (size_t i = 0; i < ss->n; i++)
-			all[d].nmult += !taken[i] && ss->s[i].count >= 3 && ss->s[i].count % v[d] == 0;
-	}
-	qsort(all, nd, sizeof *all, by_nmult);
-	size_t nc = nd < max ? nd : max;
-	memcpy(c, all, nc * sizeof *c);
-	/* runs: a few slots of their own, the most allocations first */
-	size_t nr = 0;
-	for (size_t i = 0; i < ss->n; i++) {
-		const struct site *x = &ss->s[i];
-		if (!taken[i] && x->bursts >= 3 && x->bursts < x->count && x->bmin == x->bmax &&
-		    x->count == x->bursts * x->bmin)
-			all[nr++] = (struct cand){x->bursts, x->count, (uint32_t)i};
-	}
-	qsort(all, nr, sizeof *all, by_nmult);
-	for (size_t i = 0; i < nr && i < MAX_RUN_CANDIDATES; i++)
-		c[nc++] = all[i];
-	free(all);
-	free(v);
-	return nc;
-}
+#include "steps_score.h"
 
 /* The step positions of candidate sc (step_site marked): each step begins at
  * its first step-site allocation, as many of them before each anchor
  * allocation as before the first. */
-static int positions(const struct tlm__srec *recs, size_t n, const struct score *sc, const uint8_t *step_site,
+static int positions(const struct tlm__srec *recs, size_t n, const struct tlm__sscore *sc, const uint8_t *step_site,
 		     size_t **out)
 {
 	size_t k = sc->k, *pos = malloc(k * sizeof *pos);
@@ -355,14 +72,14 @@ static int positions(const struct tlm__srec *recs, size_t n, const struct score 
 }
 
 struct detect {
-	struct sites ss;
-	struct tally *t;
+	struct tlm__ssites ss;
+	struct tlm__stally *t;
 	uint8_t *taken, *mark, *evid;   /* by site; evid: 0 unknown, 1 no, 2 yes */
 	tlm__steps_evidence_fn ev;
 	void *ev_ctx;
 	struct tlm__srec *recs;
 	size_t n;
-	struct delta *dl;
+	struct tlm__sdelta *dl;
 	size_t nd;
 };
 
@@ -376,7 +93,7 @@ static bool site_evidence(struct detect *D, uint32_t v)
 /* Whether the step sites in `in` (but not in `but`, when given) show a
  * backward pass or an optimizer step; or allocations of the units on another
  * thread than the anchor's (PyTorch's autograd engine). */
-static bool evidence(struct detect *D, const struct score *sc, const uint8_t *in, const uint8_t *but)
+static bool evidence(struct detect *D, const struct tlm__sscore *sc, const uint8_t *in, const uint8_t *but)
 {
 	size_t asked = 0;
 	for (size_t v = 0; v < D->ss.n && asked < 256; v++) {
@@ -391,14 +108,14 @@ static bool evidence(struct detect *D, const struct score *sc, const uint8_t *in
 	return false;
 }
 
-static void mark_of(struct detect *D, const struct score *c, uint8_t *m)
+static void mark_of(struct detect *D, const struct tlm__sscore *c, uint8_t *m)
 {
-	struct score tmp;
+	struct tlm__sscore tmp;
 	memset(m, 0, D->ss.n);
-	score(&D->ss, D->recs, D->n, c->k, c->anchor, D->taken, D->t, &tmp, m);
+	tlm__ss_score(&D->ss, D->recs, D->n, c->k, c->anchor, D->taken, D->t, &tmp, m);
 }
 
-static bool nested_in(struct detect *D, const struct score *in, const struct score *out, const uint8_t *out_mark)
+static bool nested_in(struct detect *D, const struct tlm__sscore *in, const struct tlm__sscore *out, const uint8_t *out_mark)
 {
 	return in->k >= 2 * out->k && in->k % out->k == 0 && in->step_sites && out_mark[in->anchor] &&
 	       D->ss.s[in->anchor].thread == D->ss.s[out->anchor].thread;
@@ -406,7 +123,7 @@ static bool nested_in(struct detect *D, const struct score *in, const struct sco
 
 /* The better anchor: on the thread that allocated first (the program's:
  * not autograd's), then the one spanning more of the run, then the first. */
-static bool wider(const struct site *x, const struct site *y, uint32_t main_thread)
+static bool wider(const struct tlm__ssite *x, const struct tlm__ssite *y, uint32_t main_thread)
 {
 	if ((x->thread == main_thread) != (y->thread == main_thread))
 		return x->thread == main_thread;
@@ -441,13 +158,13 @@ static bool within(const struct detect *D, const struct tlm__phases_found *pf, u
 	return false;
 }
 
-static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struct score *best, struct score *micro)
+static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struct tlm__sscore *best, struct tlm__sscore *micro)
 {
-	struct cand c[MAX_CANDIDATES + MAX_RUN_CANDIDATES];
-	struct score all[MAX_CANDIDATES + MAX_RUN_CANDIDATES];
-	size_t nc = candidates(&D->ss, D->taken, c, MAX_CANDIDATES), nall = 0;
-	*best = (struct score){0};
-	*micro = (struct score){0};
+	struct tlm__scand c[MAX_CANDIDATES + MAX_RUN_CANDIDATES];
+	struct tlm__sscore all[MAX_CANDIDATES + MAX_RUN_CANDIDATES];
+	size_t nc = tlm__ss_candidates(&D->ss, D->taken, c, MAX_CANDIDATES), nall = 0;
+	*best = (struct tlm__sscore){0};
+	*micro = (struct tlm__sscore){0};
 	for (size_t ci = 0; ci < nc; ci++) {
 		/* the anchor: of the sites allocating exactly k times, the one
 		 * whose allocations span the most of the run (a loop's, not a few
@@ -467,8 +184,8 @@ static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struc
 				t_last = D->recs[i].t;
 				break;
 			}
-		struct score sc;
-		score(&D->ss, D->recs, D->n, c[ci].count, a, D->taken, D->t, &sc, NULL);
+		struct tlm__sscore sc;
+		tlm__ss_score(&D->ss, D->recs, D->n, c[ci].count, a, D->taken, D->t, &sc, NULL);
 		if (!sc.recycles || !sc.step_sites)
 			continue; /* memory that only piles up (weights loaded in a loop) */
 		if (pf->n && (sc.step_sites < 2 || within(D, pf, a)))
@@ -476,7 +193,7 @@ static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struc
 		sc.weight = (double)sc.covered / (double)sc.k;
 		sc.span = t_last > t_first ? t_last - t_first : 0;
 		all[nall++] = sc;
-		if (!best->k || better(&sc, best))
+		if (!best->k || tlm__ss_better(&sc, best))
 			*best = sc;
 	}
 	if (!best->k)
@@ -497,11 +214,11 @@ static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struc
 		for (size_t v = 0; v < D->ss.n; v++)
 			only[v] = D->taken[v] || !D->mark[v];
 		for (size_t x = 0; x < nall && !finer; x++) {
-			const struct score *c2 = &all[x];
+			const struct tlm__sscore *c2 = &all[x];
 			if (best->am == 1 || c2->k <= best->k || c2->k % best->k)
 				continue;
-			struct score in_best; /* what it covers of the coarser unit's sites */
-			score(&D->ss, D->recs, D->n, c2->k, c2->anchor, only, D->t, &in_best, NULL);
+			struct tlm__sscore in_best; /* what it covers of the coarser unit's sites */
+			tlm__ss_score(&D->ss, D->recs, D->n, c2->k, c2->anchor, only, D->t, &in_best, NULL);
 			if (10 * in_best.covered < 9 * best->covered)
 				continue;
 			/* micro-steps of a step whose own sites show an optimizer step
@@ -526,7 +243,7 @@ static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struc
 	 * its units: the loop inside is its micro-steps (gradient accumulation). */
 	for (bool moved = D->dl != NULL; moved;) {
 		moved = false;
-		const struct score *in = NULL;
+		const struct tlm__sscore *in = NULL;
 		bool in_ev = false;
 		mark_of(D, best, D->mark);
 		memset(inner, 0, D->ss.n);
@@ -536,7 +253,7 @@ static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struc
 			return -1;
 		}
 		for (size_t x = 0; x < nall; x++) {
-			const struct score *c2 = &all[x];
+			const struct tlm__sscore *c2 = &all[x];
 			/* a loop of one temporary inside a batch is no step: a step runs
 			 * several sites, a third of the outer unit's at least */
 			if (!nested_in(D, c2, best, D->mark) || 2 * c2->covered < best->covered || c2->step_sites < 2 ||
@@ -548,12 +265,12 @@ static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struc
 			 * memory is not flat */
 			if (!micro->k && evidence(D, c2, m2, NULL) && evidence(D, best, D->mark, m2))
 				*micro = *c2;
-			if (!flat(D->recs, D->n, D->dl, D->nd, c2->anchor))
+			if (!tlm__ss_flat(D->recs, D->n, D->dl, D->nd, c2->anchor))
 				continue;
 			for (size_t v = 0; v < D->ss.n; v++)
 				inner[v] |= m2[v];
 			bool e2 = evidence(D, c2, m2, NULL);
-			if (!in || (e2 && !in_ev) || (e2 == in_ev && better(c2, in))) {
+			if (!in || (e2 && !in_ev) || (e2 == in_ev && tlm__ss_better(c2, in))) {
 				in = c2;
 				in_ev = e2;
 			}
@@ -586,7 +303,7 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, tlm__steps_evidence_fn e
 	memset(out, 0, sizeof *out);
 	struct detect D = {.ev = ev, .ev_ctx = ev_ctx, .recs = recs, .n = n};
 	int rc = -1;
-	if (intern(&D.ss, recs, n))
+	if (tlm__ss_intern(&D.ss, recs, n))
 		goto done;
 	out->nsites = D.ss.n;
 	out->site_stack = calloc(D.ss.n + 1, sizeof *out->site_stack);
@@ -601,15 +318,15 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, tlm__steps_evidence_fn e
 		out->site_stack[i] = (uint32_t)D.ss.s[i].key.b;
 		out->site_device[i] = (int16_t)(int64_t)D.ss.s[i].key.a;
 	}
-	D.dl = n ? deltas(recs, n, &D.nd) : NULL;
+	D.dl = n ? tlm__ss_deltas(recs, n, &D.nd) : NULL;
 	while (out->n < TLM__STEPS_MAX_PHASES) {
-		struct score best, micro;
+		struct tlm__sscore best, micro;
 		int got = one_phase(&D, out, &best, &micro);
 		if (got < 0)
 			goto done;
 		if (!got)
 			break;
-		const struct score *list[2] = {&best, micro.k ? &micro : NULL};
+		const struct tlm__sscore *list[2] = {&best, micro.k ? &micro : NULL};
 		size_t outer = out->n;
 		uint8_t *claim = calloc(D.ss.n + 1, 1);
 		if (!claim)
@@ -622,8 +339,8 @@ int tlm__steps_detect(struct tlm__srec *recs, size_t n, tlm__steps_evidence_fn e
 				goto done;
 			}
 			mark_of(&D, list[q], f->step_site);
-			struct score sc;
-			score(&D.ss, recs, n, list[q]->k, list[q]->anchor, D.taken, D.t, &sc, NULL);
+			struct tlm__sscore sc;
+			tlm__ss_score(&D.ss, recs, n, list[q]->k, list[q]->anchor, D.taken, D.t, &sc, NULL);
 			f->nstep_sites = sc.step_sites;
 			f->k = list[q]->k;
 			f->anchor_site = list[q]->anchor;
