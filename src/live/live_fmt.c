@@ -92,9 +92,7 @@ void tlm__live_steps_line(char *buf, size_t n, const struct tlm_live_view *v)
 		 v->seconds_per_step > 0 ? 1.0 / v->seconds_per_step : 0.0);
 }
 
-/* The report's FORECAST line (render_steps.c), for one device. The window's
- * forecast is the linear rule: the report's replay of a PyTorch run through
- * the caching allocator's model reads the whole trace again. */
+/* The report's FORECAST line (render_steps.c), for one device. */
 void tlm__live_forecast_line(char *buf, size_t n, const struct tlm_report_forecast *fc)
 {
 	char a[32], d[32];
@@ -106,10 +104,9 @@ void tlm__live_forecast_line(char *buf, size_t n, const struct tlm_report_foreca
 			snprintf(buf, n, "forecast: dev %d: %s", fc->device, fc->why_not);
 		return;
 	}
-	snprintf(buf, n, "forecast: dev %d: +%s per step (%s); out of memory after %" PRIu64 " more steps (%s)%s",
+	snprintf(buf, n, "forecast: dev %d: +%s per step (%s); out of memory after %" PRIu64 " more steps (%s)",
 		 fc->device, tlm__human(a, sizeof a, fc->growth_per_step), fc->steady ? "steady" : "irregular",
-		 fc->steps_to_oom, tlm_live_duration(d, sizeof d, fc->seconds_to_oom),
-		 fc->modelled ? "" : ", by bytes alone");
+		 fc->steps_to_oom, tlm_live_duration(d, sizeof d, fc->seconds_to_oom));
 }
 
 void tlm__live_oom_line(char *buf, size_t n, const struct tlm_live_view *v)

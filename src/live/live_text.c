@@ -71,6 +71,8 @@ static void one(FILE *f, struct tlm_live *l, enum tlm_live_sort sort)
 	for (size_t i = 0; i < v->nforecast; i++) {
 		tlm__live_forecast_line(b, sizeof b, &v->forecast[i]);
 		tlm__line(f, "  %s", b);
+		if (v->forecast[i].known && !v->forecast[i].modelled)
+			tlm__line(f, "    %s", TLM__LIVE_LINEAR);
 	}
 	tlm__live_oom_line(b, sizeof b, v);
 	tlm__line(f, "  %s", b);
