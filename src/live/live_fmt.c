@@ -92,7 +92,9 @@ void tlm__live_steps_line(char *buf, size_t n, const struct tlm_live_view *v)
 		 v->seconds_per_step > 0 ? 1.0 / v->seconds_per_step : 0.0);
 }
 
-/* The report's FORECAST line (render_steps.c), for one device. */
+/* The report's FORECAST line (render_steps.c), for one device. The window's
+ * forecast is the linear rule: the report's replay of a PyTorch run through
+ * the caching allocator's model reads the whole trace again. */
 void tlm__live_forecast_line(char *buf, size_t n, const struct tlm_report_forecast *fc)
 {
 	char a[32], d[32];
@@ -104,9 +106,10 @@ void tlm__live_forecast_line(char *buf, size_t n, const struct tlm_report_foreca
 			snprintf(buf, n, "forecast: dev %d: %s", fc->device, fc->why_not);
 		return;
 	}
-	snprintf(buf, n, "forecast: dev %d: +%s per step (%s); out of memory after %" PRIu64 " more steps (%s)",
+	snprintf(buf, n, "forecast: dev %d: +%s per step (%s); out of memory after %" PRIu64 " more steps (%s)%s",
 		 fc->device, tlm__human(a, sizeof a, fc->growth_per_step), fc->steady ? "steady" : "irregular",
-		 fc->steps_to_oom, tlm_live_duration(d, sizeof d, fc->seconds_to_oom));
+		 fc->steps_to_oom, tlm_live_duration(d, sizeof d, fc->seconds_to_oom),
+		 fc->modelled ? "" : ", by bytes alone");
 }
 
 void tlm__live_oom_line(char *buf, size_t n, const struct tlm_live_view *v)

@@ -145,7 +145,7 @@ int tlm_live_text(FILE *f, struct tlm_live_job *j, enum tlm_live_sort sort)
 				most_b = v->dev[k].allocated;
 			}
 	}
-	if (most) {
+	if (most && most_b) { /* nothing allocated anywhere (all ended): no sites to show */
 		const struct tlm_live_view *v = tlm_live_view(most, sort, true);
 		if (v) {
 			char r[32] = "";
