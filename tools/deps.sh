@@ -5,7 +5,8 @@ set -eu
 # clang + libclang-rt-14-dev: the fuzzing stage (libFuzzer) of tools/test.sh
 # chromium: the HTML report test draws the page in headless Chromium
 # valgrind: the instruction-count guard of the recording path (tests/bench/icount.sh)
-PKGS="gcc libc6-dev meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium valgrind"
+# libncurses-dev: tlm top's screen; tmux: its tests in a real terminal (tests/live)
+PKGS="gcc libc6-dev meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium valgrind libncurses-dev tmux"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

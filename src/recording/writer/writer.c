@@ -26,6 +26,7 @@
 
 #include "recording/clock.h"
 #include "recording/config.h"
+#include "recording/forkguard.h"
 #include "recording/log.h"
 #include "recording/stack/stack.h"
 #include "recording/writer/modules.h"
@@ -34,7 +35,7 @@
 
 /* Facts about the recording (PROP records), kept so that every trace this
  * process writes (a fork child's too) gets them, whenever they were set. */
-#define NPROPS 16
+#define NPROPS 32
 static struct {
 	char key[TLM_MAX_PROP_KEY + 1];
 	char value[512];
@@ -169,8 +170,27 @@ void tlm__writer_note_start(void)
 	atomic_store(&start_monotonic, (uint64_t)mt.tv_sec * 1000000000ull + (uint64_t)mt.tv_nsec);
 }
 
+/* The status the process exits with (exit(), or main's return), as the
+ * property exit.status written before END: the report tells an OOM the
+ * process died of from one it survived. on_exit handlers run before the
+ * libraries' destructors only when registered after the loader's own
+ * (__libc_start_main's): hence here, at the trace's start, not in our
+ * constructor. A fork child inherits it and writes its own trace's. */
+static void exit_note(int status, void *arg)
+{
+	(void)arg;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING || !tlm__forkguard_owner())
+		return;
+	char v[16];
+	snprintf(v, sizeof v, "%d", status);
+	tlm__writer_prop("exit.status", v);
+}
+
 int tlm__writer_start(void)
 {
+	static atomic_flag noted = ATOMIC_FLAG_INIT;
+	if (!atomic_flag_test_and_set(&noted))
+		on_exit(exit_note, NULL);
 	if (!atomic_load(&start_realtime))
 		tlm__writer_note_start();
 	if (tlm__wf_open(atomic_load(&start_realtime), atomic_load(&start_monotonic)) != 0)
