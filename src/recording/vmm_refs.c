@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "recording/hooks.h"
+#include "recording/vmm_refs.h"
 
 #define NSLOT 4096
 #define IMPORTED INT64_MIN /* the count of a handle imported from another process */
