@@ -30,7 +30,7 @@ static int copy_header(struct tlm_report *rep, const struct tlm_trace_header *h,
 	rep->job.ppid = h->ppid;
 	snprintf(rep->job.host, sizeof rep->job.host, "%s", h->host);
 	rep->job.start_realtime_ns = h->start_realtime_ns;
-	rep->job.rank = rep->job.local_rank = rep->job.world_size = -1;
+	rep->job.rank = rep->job.local_rank = rep->job.world_size = rep->job.exit_status = -1;
 	rep->exe = dup_or_empty(h->exe);
 	rep->argv = calloc(h->argc + 1, sizeof *rep->argv);
 	if (!rep->exe || !rep->argv)
@@ -92,6 +92,12 @@ static int defs_before(void *ctx, struct tlm__pass *p, const struct tlm_record *
 		tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
 				sizeof rep->cupti_detail);
 		tlm__job_prop(&rep->job, &rec->u.prop);
+		if (!strcmp(rec->u.prop.key, "torch.alloc_conf")) {
+			rep->alloc_conf_known = true;
+			size_t l = strnlen(rec->u.prop.value, sizeof rep->alloc_conf - 1);
+			memcpy(rep->alloc_conf, rec->u.prop.value, l);
+			rep->alloc_conf[l] = 0;
+		}
 		return 0;
 	case TLM_REC_SIGNAL:
 		if (!*have_signal)

@@ -91,6 +91,7 @@ int tlm__pass_finish(struct tlm__pass *p)
 {
 	if (tlm__replay_finish(&p->rp))
 		return -1;
+	tlm__outcome_finish(p->rep, &p->rp); /* the exit status is known now; the steps' forecast reads the outcomes */
 	for (size_t i = 0; i < p->n; i++)
 		if (p->c[i].finish && p->c[i].finish(p->c[i].ctx, p))
 			return -1;

@@ -37,10 +37,10 @@ int tlm__wi_hint(const struct wi_trace *t, char *buf, size_t len)
 		if (!frag || d->best < 0 || d->res[d->best].nooms >= r0->nooms || !d->check.done || d->check.mismatches)
 			continue;
 		const struct tlm_wi_result *b = &d->res[d->best];
-		char x[32], y[32];
+		char x[48], y[48];
+		tlm_wi_human_pair(x, y, sizeof x, r0->peak_reserved, b->peak_reserved);
 		snprintf(buf, len, "what-if: %s avoids %s (peak reserved %s -> %s; tlm whatif)", b->label,
-			 b->nooms ? "some" : r0->nooms == 1 ? "it" : "them", human(x, sizeof x, r0->peak_reserved),
-			 human(y, sizeof y, b->peak_reserved));
+			 b->nooms ? "some" : r0->nooms == 1 ? "it" : "them", x, y);
 		rc = 0;
 	}
 	tlm_wi_report_free(&r);
