@@ -210,6 +210,21 @@ int tlm_wi_stream_record(struct tlm_wi_stream *s, const struct tlm_record *rec, 
 
 /* ---- the recommendation --------------------------------------------------- */
 
+void tlm_wi_human_pair(char *a, char *b, size_t n, uint64_t x, uint64_t y)
+{
+	uint64_t big = x > y ? x : y;
+	double unit = big >= GiB ? (double)GiB : big >= MiB ? (double)MiB : 1.0;
+	const char *u = big >= GiB ? "GiB" : big >= MiB ? "MiB" : "B";
+	for (int d = unit > 1 ? 1 : 0; d <= 9; d++) {
+		snprintf(a, n, "%.*f %s", d, (double)x / unit, u);
+		snprintf(b, n, "%.*f %s", d, (double)y / unit, u);
+		if (x == y || strcmp(a, b))
+			return;
+	}
+	snprintf(a, n, "%llu B", (unsigned long long)x);
+	snprintf(b, n, "%llu B", (unsigned long long)y);
+}
+
 static void human(char *b, size_t n, uint64_t v)
 {
 	if (v >= GiB)
@@ -247,7 +262,7 @@ static void recommend(struct tlm_wi_device *v)
 	if (r0->nooms) {
 		secs(t, sizeof t, r0->oom[0].time_ns);
 		if (best >= 0 && v->res[best].nooms == 0) {
-			human(b, sizeof b, v->res[best].peak_reserved);
+			tlm_wi_human_pair(a, b, sizeof a, r0->peak_reserved, v->res[best].peak_reserved);
 			v->best = best;
 			snprintf(v->recommendation, sizeof v->recommendation, "%s avoids the OOM at %s: peak reserved %s -> %s",
 				 v->res[best].label, t, a, b);
@@ -265,7 +280,7 @@ static void recommend(struct tlm_wi_device *v)
 		return;
 	}
 	if (best >= 0 && v->res[best].nooms == 0 && v->res[best].peak_reserved < r0->peak_reserved) {
-		human(b, sizeof b, v->res[best].peak_reserved);
+		tlm_wi_human_pair(a, b, sizeof a, r0->peak_reserved, v->res[best].peak_reserved);
 		v->best = best;
 		snprintf(v->recommendation, sizeof v->recommendation, "no OOM; %s lowers the peak reserved %s -> %s",
 			 v->res[best].label, a, b);

@@ -137,6 +137,9 @@ int tlm_wi_stream_finish(struct tlm_wi_stream *s, const char *path, struct tlm_w
 			 size_t errlen);
 void tlm_wi_stream_free(struct tlm_wi_stream *s);
 void tlm_wi_report_free(struct tlm_wi_report *r);
+/* Two sizes for "x -> y": with the digits that tell them apart ("7.81 GiB ->
+ * 7.84 GiB", not "7.8 GiB -> 7.8 GiB"). */
+void tlm_wi_human_pair(char *a, char *b, size_t n, uint64_t x, uint64_t y);
 
 int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f);
 int tlm_wi_render_json(const struct tlm_wi_report *r, FILE *f);
