@@ -2,10 +2,11 @@
 /*
  * build.c - tlm_report_build(): the report's one pass over a trace (pass.h)
  * and the consumers registered on it: definitions (stacks to the stack table,
- * modules to the symbolizer, properties), steps, the device's own view, and
- * what the exports and the what-if hint need when asked for. The reader's
- * window is about one chunk, so memory follows the live set and the distinct
- * stacks only (and the logs the exports ask for).
+ * modules to the symbolizer, properties), the allocator's requests for the
+ * steps' forecast (wi_ops.c), steps, the device's own view, and what the
+ * exports and the what-if hint need when asked for. The reader's window is
+ * about one chunk, so memory follows the live set and the distinct stacks
+ * only (and the logs the exports ask for, and the allocator's requests).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "analysis/pass.h"
 #include "render/render.h" /* tlm__cupti_prop */
 #include "analysis/steps_internal.h"
+#include "analysis/wi_ops.h"
 
 static char *dup_or_empty(const char *s)
 {
@@ -134,7 +136,7 @@ struct tlm_report *tlm_report_build_fd(int fd, const char *path, unsigned needs,
 		goto nomem;
 	/* the consumers, in the order they see each record and finish */
 	if (tlm__pass_add(&p, &(struct tlm__consumer){.ctx = &have_signal, .before = defs_before}) ||
-	    tlm__steps_consumer(&p) || tlm__devmem_consumer(&p) ||
+	    tlm__wi_ops_consumer(&p) || tlm__steps_consumer(&p) || tlm__devmem_consumer(&p) ||
 	    ((needs & TLM_REPORT_SEGMAPS) && tlm__segmaps_consumer(&p)) ||
 	    ((needs & TLM_REPORT_ACTIVE) && tlm__alog_consumer(&p, TLM__ALOG_ACTIVE)) ||
 	    ((needs & TLM_REPORT_SNAPSHOT) && tlm__alog_consumer(&p, TLM__ALOG_SNAPSHOT)) ||

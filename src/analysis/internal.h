@@ -350,6 +350,9 @@ struct tlm__report_priv {
 	struct tlm_report_segmap *segmaps; /* one per report device (export.h) */
 	struct tlm__alog *alog[2];    /* TLM__ALOG_ACTIVE, TLM__ALOG_SNAPSHOT (alog.h) */
 	char why_segmaps[96], why_alog[2][96];
+	/* the allocator's requests for the steps' forecast, while the pass
+	 * finishes (wi_ops.h); NULL: none */
+	const struct wi_trace *wi_ops;
 };
 
 /* frames.c */

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "analysis/steps_internal.h"
+#include "analysis/wi_ops.h"
 #include "whatif/model.h"
-#include "whatif/replay_int.h"
 
 #define MAX_OPS 4000000ull /* model operations before extrapolating */
 
@@ -250,8 +250,7 @@ int tlm__steps_forecast_model(struct tlm_report *r, struct tlm_report_steps *st,
 	died(r, st, recs, n, f, start);
 	if (st->died)
 		return 0;
-	struct wi_trace t;
-	bool have = false;
+	const struct wi_trace *t = tlm__wi_ops_of(r); /* the pass collected them (wi_ops.c) */
 	struct tlm_wi_settings set;
 	tlm_wi_defaults(&set);
 	set.ties_by_segment = true; /* PyTorch 2.15's tie rule (src/whatif) */
@@ -262,15 +261,12 @@ int tlm__steps_forecast_model(struct tlm_report *r, struct tlm_report_steps *st,
 		struct tlm_report_forecast *fc = &st->forecast[d];
 		if (!fc->known)
 			continue;
-		if (!have) {
-			if (!r->path || tlm__wi_trace_read(r->path, &t, err, sizeof err))
-				return 0; /* the linear rule stays */
-			have = true;
-		}
+		if (!t)
+			return 0; /* the linear rule stays */
 		const struct wi_dev *wd = NULL;
-		for (size_t i = 0; i < t.ndev; i++)
-			if (t.dev[i].device == fc->device && t.dev[i].nalloc)
-				wd = &t.dev[i];
+		for (size_t i = 0; i < t->ndev; i++)
+			if (t->dev[i].device == fc->device && t->dev[i].nalloc)
+				wd = &t->dev[i];
 		if (!wd)
 			continue;
 		bool ok;
@@ -281,7 +277,5 @@ int tlm__steps_forecast_model(struct tlm_report *r, struct tlm_report_steps *st,
 		fc->steps_to_oom = s;
 		fc->seconds_to_oom = (double)s * st->seconds_per_step;
 	}
-	if (have)
-		tlm__wi_trace_free(&t);
 	return 0;
 }

@@ -1,50 +1,64 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wi_hint.c - the report's what-if hint (report.h: whatif_hint), a consumer
- * of the report's pass: it hands every record to the what-if replay's input
- * (the allocator's block requests and the driver calls around them, as
- * `tlm whatif` reads them) and, when the run had an out-of-memory error,
- * replays them under the built-in grid of settings: the hint names one that
- * would have avoided a fragmentation OOM (only where the replay under the
- * recorded settings reproduced the trace).
+ * of the report's pass: every record goes to a what-if stream (the
+ * allocator's block requests replayed under the built-in grid of settings as
+ * they are read, src/whatif/run.c), and when the run had an out-of-memory
+ * error the hint names a setting that would have avoided a fragmentation OOM
+ * (only where the replay under the recorded settings reproduced the trace).
+ * A stream that stops (no blocks, a size limit) gives no hint, as
+ * `tlm whatif` failing did.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/pass.h"
-#include "whatif/replay_int.h"
+#include "whatif/whatif.h"
+
+struct hint {
+	struct tlm_wi_stream *s;
+	bool stopped;
+};
 
 static int before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 {
 	(void)p;
-	return tlm__wi_input_record(ctx, rec);
+	struct hint *h = ctx;
+	char err[400];
+	if (!h->stopped && tlm_wi_stream_record(h->s, rec, err, sizeof err))
+		h->stopped = true;
+	return 0;
 }
 
 static int finish(void *ctx, struct tlm__pass *p)
 {
-	struct wi_trace t;
-	if (tlm__wi_input_finish(ctx, &t)) {
-		tlm__wi_trace_free(&t);
-		return -1;
-	}
-	char buf[400];
-	int rc = 0;
+	struct hint *h = ctx;
+	struct tlm_wi_report wr;
+	char err[400], buf[400];
 	/* the renderers print the hint under the report's OOMs only */
-	if (p->rep->ooms_total && !tlm__wi_hint(&t, buf, sizeof buf) && !(p->rep->whatif_hint = strdup(buf)))
+	if (h->stopped || !p->rep->ooms_total || tlm_wi_stream_finish(h->s, p->rep->path, &wr, err, sizeof err))
+		return 0;
+	int rc = 0;
+	if (!tlm_wi_oom_hint(&wr, buf, sizeof buf) && !(p->rep->whatif_hint = strdup(buf)))
 		rc = -1;
-	tlm__wi_trace_free(&t);
+	tlm_wi_report_free(&wr);
 	return rc;
 }
 
 static void fini(void *ctx)
 {
-	tlm__wi_input_free(ctx);
+	struct hint *h = ctx;
+	tlm_wi_stream_free(h->s);
+	free(h);
 }
 
 int tlm__wi_hint_consumer(struct tlm__pass *p)
 {
-	struct tlm__wi_input *in = tlm__wi_input_new(tlm_reader_header(p->rd)->start_monotonic_ns);
-	if (!in)
+	struct hint *h = calloc(1, sizeof *h);
+	struct tlm_wi_options o = {.device = -1};
+	if (!h || !(h->s = tlm_wi_stream_new(&o, tlm_reader_header(p->rd)->start_monotonic_ns))) {
+		free(h);
 		return -1;
-	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = in, .before = before, .finish = finish, .fini = fini});
+	}
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = h, .before = before, .finish = finish, .fini = fini});
 }

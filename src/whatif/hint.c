@@ -8,27 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "whatif/replay_int.h"
+#include "whatif/whatif.h"
 
-static const char *human(char *b, size_t n, uint64_t v)
+int tlm_wi_oom_hint(const struct tlm_wi_report *r, char *buf, size_t len)
 {
-	if (v >= (1ull << 30))
-		snprintf(b, n, "%.1f GiB", (double)v / (double)(1ull << 30));
-	else
-		snprintf(b, n, "%.1f MiB", (double)v / (double)(1ull << 20));
-	return b;
-}
-
-int tlm__wi_hint(const struct wi_trace *t, char *buf, size_t len)
-{
-	struct tlm_wi_options o = {.device = -1};
-	struct tlm_wi_report r;
-	char err[256];
-	if (tlm__wi_run_trace(t, "", &o, &r, err, sizeof err))
-		return -1;
-	int rc = -1;
-	for (size_t i = 0; i < r.ndev && rc; i++) {
-		const struct tlm_wi_device *d = &r.dev[i];
+	for (size_t i = 0; i < r->ndev; i++) {
+		const struct tlm_wi_device *d = &r->dev[i];
 		const struct tlm_wi_result *r0 = &d->res[0];
 		bool frag = false;
 		for (uint64_t k = 0; k < r0->nooms && k < TLM_WI_MAX_OOMS; k++)
@@ -41,8 +26,7 @@ int tlm__wi_hint(const struct wi_trace *t, char *buf, size_t len)
 		tlm_wi_human_pair(x, y, sizeof x, r0->peak_reserved, b->peak_reserved);
 		snprintf(buf, len, "what-if: %s avoids %s (peak reserved %s -> %s; tlm whatif)", b->label,
 			 b->nooms ? "some" : r0->nooms == 1 ? "it" : "them", x, y);
-		rc = 0;
+		return 0;
 	}
-	tlm_wi_report_free(&r);
-	return rc;
+	return -1;
 }

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wi_ops.c - the run's allocator requests per device, collected from the
+ * report's pass (wi_ops.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/pass.h"
+#include "analysis/wi_ops.h"
+
+struct coll {
+	struct wi_trace t;
+	struct wi_feed *feed;
+	struct wi_table *live; /* per device: block address (even) or others' key (odd) -> op + 1 */
+	struct tlm__report_priv *priv;
+	bool failed;           /* stopped: the forecast keeps its linear rule */
+	bool nomem;
+};
+
+static struct wi_dev *cdev(struct coll *c, int device, size_t *di)
+{
+	for (size_t i = 0; i < c->t.ndev; i++)
+		if (c->t.dev[i].device == device)
+			return &c->t.dev[(*di = i)];
+	size_t n = c->t.ndev + 1;
+	struct wi_dev *d = realloc(c->t.dev, n * sizeof *d);
+	if (d)
+		c->t.dev = d;
+	struct wi_table *l = d ? realloc(c->live, 2 * n * sizeof *l) : NULL;
+	if (!l)
+		return NULL;
+	c->live = l;
+	memset(&d[n - 1], 0, sizeof *d);
+	memset(&l[2 * n - 2], 0, 2 * sizeof *l);
+	d[n - 1].device = device;
+	c->t.ndev = n;
+	return &d[(*di = n - 1)];
+}
+
+static int first_op(void *ctx, const struct wi_facts *f)
+{
+	(void)ctx, (void)f;
+	return 0;
+}
+
+static int op(void *ctx, const struct wi_facts *f, const struct wi_op *o)
+{
+	struct coll *c = ctx;
+	size_t di = 0;
+	struct wi_dev *d = cdev(c, f->device, &di);
+	if (!d)
+		return c->nomem = true, -1;
+	if (d->nop == d->capop) {
+		size_t n = d->capop ? d->capop * 2 : 1024;
+		struct wi_op *p = realloc(d->op, n * sizeof *p);
+		if (!p)
+			return c->nomem = true, -1;
+		d->op = p;
+		d->capop = n;
+	}
+	struct wi_op x = *o;
+	/* blocks and others' memory in two tables: their keys may meet */
+	struct wi_table *live = &c->live[2 * di + (o->type == WI_FALLOC || o->type == WI_FFREE)];
+	if (o->type == WI_ALLOC || o->type == WI_FALLOC) {
+		if (tlm__wi_table_put(live, o->addr, d->nop + 1))
+			return c->nomem = true, -1;
+	} else if (o->type == WI_FREE || o->type == WI_FFREE) {
+		uint64_t a = tlm__wi_table_take(live, o->addr);
+		if (!a)
+			return 0; /* a free of nothing the forecast replays */
+		x.partner = a - 1;
+	}
+	d->op[d->nop++] = x;
+	d->total = f->total;
+	d->va_base = f->va_base;
+	d->nalloc = f->nalloc;
+	return 0;
+}
+
+static int call(void *ctx, const struct wi_facts *f, const struct wi_devev *e)
+{
+	(void)ctx, (void)f, (void)e;
+	return 0;
+}
+
+static void drop(struct coll *c)
+{
+	for (size_t i = 0; i < c->t.ndev; i++)
+		free(c->t.dev[i].op);
+	free(c->t.dev);
+	memset(&c->t, 0, sizeof c->t);
+	c->failed = true;
+}
+
+static int before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
+{
+	(void)p;
+	struct coll *c = ctx;
+	char err[256];
+	if (c->failed || !tlm__wi_feed_record(c->feed, rec, err, sizeof err))
+		return 0;
+	int nomem = c->nomem;
+	drop(c); /* a limit of the classifier: no model forecast, as when the trace could not be read */
+	return nomem ? -1 : 0;
+}
+
+static int finish(void *ctx, struct tlm__pass *p)
+{
+	(void)p;
+	struct coll *c = ctx;
+	char err[256];
+	if (!c->failed && tlm__wi_feed_end(c->feed, err, sizeof err)) {
+		int nomem = c->nomem;
+		drop(c);
+		if (nomem)
+			return -1;
+	}
+	if (!c->failed)
+		c->priv->wi_ops = &c->t;
+	return 0;
+}
+
+static void fini(void *ctx)
+{
+	struct coll *c = ctx;
+	c->priv->wi_ops = NULL; /* the ops go with the pass */
+	for (size_t i = 0; i < 2 * c->t.ndev && c->live; i++)
+		tlm__wi_table_free(&c->live[i]);
+	free(c->live);
+	drop(c);
+	tlm__wi_feed_free(c->feed);
+	free(c);
+}
+
+int tlm__wi_ops_consumer(struct tlm__pass *p)
+{
+	struct coll *c = calloc(1, sizeof *c);
+	if (!c)
+		return -1;
+	c->priv = p->rep->priv;
+	struct wi_sink sink = {c, first_op, op, call};
+	if (!(c->feed = tlm__wi_feed_new(&sink, tlm_reader_header(p->rd)->start_monotonic_ns))) {
+		free(c);
+		return -1;
+	}
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = c, .before = before, .finish = finish, .fini = fini});
+}
+
+const struct wi_trace *tlm__wi_ops_of(const struct tlm_report *r)
+{
+	return r->priv ? r->priv->wi_ops : NULL;
+}
