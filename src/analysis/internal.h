@@ -294,7 +294,11 @@ uint64_t tlm__largest_gap_in_use(const struct tlm__live_map *m, int device, int 
  * end of the run at t and takes the live-at-end snapshot now, so frees made
  * during teardown do not hide what was live. */
 void tlm__replay_mark_end(struct tlm__replay *rp, uint64_t t);
-/* Takes the snapshot if no marker did, and fills the report's sections. */
+/* The live-at-end snapshot (survivors by site, each layer's end figures),
+ * once: a marker's, or the run's end. */
+void tlm__replay_snapshot(struct tlm__replay *rp);
+/* sections.c: takes the snapshot if no marker did, and fills the report's
+ * sections. */
 int tlm__replay_finish(struct tlm__replay *rp);
 
 /* sites.c: groups the live map into (device, stack) sites. */
