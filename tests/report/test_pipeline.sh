@@ -4,11 +4,15 @@
 # strace, `tlm report` opens the trace exactly one time for every output
 # (text, summary, json, html, chrome, collapsed live and peak,
 # torch-snapshot), on a trace with an OOM (the text's what-if hint once read
-# the trace again, the html's segment map and timeline twice more). A JSON
-# report given as the input is still the job report.
-# usage: test_pipeline.sh TLM WORKLOAD   (the e2e environment: libtlm, the simulated driver)
+# the trace again, the html's segment map and timeline twice more); and on a
+# trace of a PyTorch-like caching allocator with a fragmentation OOM
+# (PT_WORKLOAD frag: the what-if hint's replays and the steps' forecast take
+# the allocator's requests from the same read), whose text still names the
+# setting that avoids it. A JSON report given as the input is still the job
+# report.
+# usage: test_pipeline.sh TLM WORKLOAD PT_WORKLOAD   (the e2e environment: libtlm, the simulated driver)
 set -eu
-tlm=$1 wl=$2
+tlm=$1 wl=$2 ptwl=$3
 if ! command -v strace >/dev/null 2>&1; then
 	if [ "${CI:-}" = true ]; then echo "FAIL: strace not found (tools/deps.sh installs it)"; exit 1; fi
 	echo "SKIP: strace not found: the report's one read of the trace was not tested"
@@ -26,17 +30,34 @@ if ! strace -f -o "$dir/probe" -e trace=openat,open true 2>/dev/null; then
 	echo "SKIP: strace cannot trace here (ptrace refused)"
 	exit 77
 fi
+TLM_SIM_MEMORY=64M TLM_SIM_CONTEXT_MEMORY=0 LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" LD_PRELOAD="$pre$TLM_TEST_LIBTLM" \
+	TLM_OUTPUT="$dir/pt.trace" TLM_SUMMARY=0 "$ptwl" frag >/dev/null 2>&1 || true
+[ -s "$dir/pt.trace" ] || { echo "FAIL: the allocator workload wrote no trace"; exit 1; }
 fail=0
-opens() { # ARGS...: how many times `tlm report ARGS TRACE` opened the trace
-	strace -f -o "$dir/strace" -e trace=openat,open "$tlm" report "$@" -o "$dir/out" "$dir/t.trace" >/dev/null 2>&1 || true
-	grep -c "\"$dir/t.trace\"" "$dir/strace" || true
+opens() { # TRACE ARGS...: how many times `tlm report ARGS TRACE` opened the trace
+	t=$1
+	shift
+	strace -f -o "$dir/strace" -e trace=openat,open "$tlm" report "$@" -o "$dir/out" "$t" >/dev/null 2>&1 || true
+	grep -c "\"$t\"" "$dir/strace" || true
 }
-for args in "" "--summary" "--format json" "--format html" "--format chrome" "--format collapsed" \
-	    "--format collapsed --metric peak" "--format torch-snapshot"; do
-	# shellcheck disable=SC2086
-	n=$(opens $args)
-	[ -s "$dir/out" ] || { echo "FAIL: tlm report $args wrote nothing"; fail=1; }
-	if [ "$n" != 1 ]; then echo "FAIL: tlm report $args opened the trace $n times"; fail=1; else echo "ok: tlm report $args: 1 open"; fi
+for trace in "$dir/t.trace" "$dir/pt.trace"; do
+	for args in "" "--summary" "--format json" "--format html" "--format chrome" "--format collapsed" \
+		    "--format collapsed --metric peak" "--format torch-snapshot"; do
+		# shellcheck disable=SC2086
+		n=$(opens "$trace" $args)
+		# (the allocator workload frees all: its live folded stacks are empty)
+		[ -s "$dir/out" ] || [ "$trace" != "$dir/t.trace" ] || { echo "FAIL: tlm report $args wrote nothing"; fail=1; }
+		if [ "$n" != 1 ]; then
+			echo "FAIL: tlm report $args ${trace##*/} opened the trace $n times"
+			fail=1
+		else
+			echo "ok: tlm report $args ${trace##*/}: 1 open"
+		fi
+	done
+done
+for mode in "" --summary; do
+	"$tlm" report $mode "$dir/pt.trace" | grep -q "^ *what-if: .* avoids it (peak reserved .*; tlm whatif)$" ||
+		{ echo "FAIL: tlm report $mode: no what-if line under the fragmentation OOM"; fail=1; }
 done
 "$tlm" report "$dir/t.trace" | grep -q "^OUT OF MEMORY: 1 " ||
 	{ echo "FAIL: the trace has no OOM (the what-if path was not exercised)"; fail=1; }
