@@ -15,15 +15,13 @@ set -eu
 : "${TLM_TEST_TLM:?}" "${TLM_TEST_SRC:?}"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 if ! [ -x "$py" ] || ! "$py" -c 'import torch' >/dev/null 2>&1; then
-	echo "SKIP: no PyTorch venv at $venv (tools/torch-venv.sh): tlm whatif not checked against the real allocator"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): tlm whatif not checked against the real allocator"
 fi
-if ! "$TLM_TEST_TLM" run --help 2>/dev/null | grep -q -- --simulate; then
-	echo "SKIP: tlm run has no --simulate: tlm whatif not checked against the real allocator"
-	exit 77
-fi
-command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+"$TLM_TEST_TLM" run --help 2>/dev/null | grep -q -- --simulate ||
+	tlm_skip simulate "tlm run has no --simulate: tlm whatif not checked against the real allocator"
+command -v python3 >/dev/null || tlm_skip python3 "python3 not found: tlm whatif not checked against the real allocator"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 real="$TLM_TEST_SRC/tests/whatif/real"
