@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # skip.sh - the one rule for a test that cannot run. Every skip of the suite
 # goes through it: shell tests source this file and call tlm_skip; C tests
-# call tlm_test_skip (tests/common/tlm_test.h) and Python tests
-# tlm_test.skip (tests/common/tlm_test.py), which both run it as a command:
+# call tlm_test_skip (tests/common/tlm_test.h), which runs it as a command, as
+# a Python test would (sys.exit(subprocess.call(["sh", SKIP_SH, WHAT, REASON]))):
 #
 #   . tests/common/skip.sh; tlm_skip WHAT REASON...   (exits the script)
 #   tlm_skip_case WHAT REASON...                      (one part; returns 0 or 1)

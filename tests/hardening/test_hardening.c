@@ -521,6 +521,7 @@ static int secure_run(int secure)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		tlm_test_child_signals();
 		int fd = open(res, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 1);
 		if (secure && (setgid(65534) != 0 || setuid(65534) != 0))

@@ -12,6 +12,8 @@
 #            reaches torchrun, which ends both ranks with it and exits 1
 # Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
 set -u
+# (case term: SIGTERM to tlm run, which torchrun passes on to its ranks)
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/signals.sh"
 case=$1 tlm=$2 src=$3
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
