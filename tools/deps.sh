@@ -27,6 +27,8 @@ if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
 fi
 # the real PyTorch CUDA wheel, in a venv outside the tree (tests/torch, docs/simulate.md)
 sh "$(dirname "$0")/torch-venv.sh"
+# the Python package's test venv and wheelhouse (tests/pip, docs/python.md)
+sh "$(dirname "$0")/py-venv.sh"
 # playwright (browser automation for the HTML report's interactive test) in a
 # venv outside the tree; its tests skip when this fails (no network), or fail under CI=true
 sh "$(dirname "$0")/viz-venv.sh" >/dev/null || echo "tlm: no playwright venv: the interactive HTML test will be skipped"

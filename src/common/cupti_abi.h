@@ -9,7 +9,7 @@
  * never links libcupti. Names carry a tlm_ / TLM_ prefix and only plain C
  * types are used, so this header can sit next to the toolkit's own headers:
  * tests/cupti/abi_check.c (built when the toolkit is found) checks every
- * value and layout against them. Shared by the shim (src/shim/cupti.c), the
+ * value and layout against them. Shared by the shim (src/recording/cupti.c), the
  * simulated driver and the CUPTI double (src/sim/).
  */
 #ifndef TLM_CUPTI_ABI_H

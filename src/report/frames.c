@@ -244,7 +244,7 @@ static const struct tlm__py_ent *py_of(const struct tlm__report_priv *p, uint32_
 }
 
 /* The recorder's marker closing a Python stack cut at its frame limit: empty
- * file and name, line -1 (src/shim/pystack.h, TLM__PY_CUT_LINE). */
+ * file and name, line -1 (src/recording/stack/pystack.h, TLM__PY_CUT_LINE). */
 static bool cut_marker(const struct tlm__report_priv *p, const struct tlm_py_frame *pf)
 {
 	const char *file = str_of(p, pf->file), *name = str_of(p, pf->name);

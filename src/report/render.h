@@ -57,6 +57,11 @@ void tlm__exit_note(FILE *f, const struct tlm_report *r);
 /* The name of a (device, kind) track in the exports: "device 0",
  * "device 0 managed", "host pinned". */
 void tlm__track_name(char *buf, size_t n, int device, int kind);
+/* The key "stack" and a stack's frames as the JSON report writes them
+ * (docs/report-json.md, site), and "python_stack_cut" when cut
+ * (render_json.c; also the Python package's stacks, src/python). */
+struct tlm__json;
+void tlm__json_stack(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id);
 /* "func (file.c:12) [module]" for a frame, into buf (cut by tlm__line later). */
 void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr);
 

@@ -12,18 +12,10 @@
 #include "render.h"
 #include "render_steps.h"
 
-/* "label" (the site's short name, labels.c: each JSON section is one screen)
- * and "stack". */
-static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id, const struct tlm__labels *L,
-		   size_t li)
+void tlm__json_stack(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
 {
 	const struct tlm_frame *f;
 	size_t n = tlm_report_frames(r, stack_id, &f);
-	tlm__json_key(j, "label");
-	if (n)
-		tlm__json_str(j, tlm__label(L, li));
-	else
-		tlm__json_null(j);
 	tlm__json_key(j, "stack");
 	tlm__json_arr(j);
 	for (size_t i = 0; i < n; i++) {
@@ -65,6 +57,21 @@ static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id,
 		tlm__json_key(j, "python_stack_cut");
 		tlm__json_bool(j, true);
 	}
+}
+
+/* "label" (the site's short name, labels.c: each JSON section is one screen)
+ * and "stack". */
+static void frames(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id, const struct tlm__labels *L,
+		   size_t li)
+{
+	const struct tlm_frame *f;
+	size_t n = tlm_report_frames(r, stack_id, &f);
+	tlm__json_key(j, "label");
+	if (n)
+		tlm__json_str(j, tlm__label(L, li));
+	else
+		tlm__json_null(j);
+	tlm__json_stack(j, r, stack_id);
 }
 
 static void kd(struct tlm__json *j, const char *k, double v, int decimals)

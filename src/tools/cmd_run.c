@@ -10,7 +10,7 @@
  * itself), and tlm waits for it, so the report is still printed.
  *
  * libtlm.so is looked for in $TLM_LIBRARY, then next to the tlm binary: the
- * build tree (../shim/libtlm.so) and the install prefix (../lib/...).
+ * build tree, then where meson install or pip install put it (beside.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -68,29 +68,7 @@ int tlm_find_library(char *out, size_t len)
 			return -1;
 		return realpath(env, out) && strlen(out) < len ? 0 : -1;
 	}
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	static const char *const rel[] = {
-		"../shim/libtlm.so",                    /* build tree: build/src/tools/tlm */
-		"../lib/libtlm.so",                     /* --prefix install */
-		"../lib/x86_64-linux-gnu/libtlm.so",    /* Debian multiarch libdir */
-		"../lib/aarch64-linux-gnu/libtlm.so",
-		"../lib64/libtlm.so",
-	};
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof cand, "%s/%s", self, rel[i]);
-		if (is_file(cand) && realpath(cand, out) && strlen(out) < len)
-			return 0;
-	}
-	return -1;
+	return tlm__find_beside(TLM__BESIDE_LIB, "libtlm.so", out, len);
 }
 
 void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_summary); /* run_traces.c */

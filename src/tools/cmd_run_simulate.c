@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cmd_run_simulate.h"
+#include "cmds.h"
 
 #define SIM_MAX_DEVICES 16
 #define SIM_PAGE (2ull << 20)
@@ -104,27 +105,13 @@ static int parse_size(const char *s, size_t n, uint64_t *out)
 static int find_beside_tlm(const char *name, char *out)
 {
 	const char *dir = getenv("TLM_SIM_DIR");
-	char self[PATH_MAX], cand[PATH_MAX + 64];
+	char cand[PATH_MAX + 64];
 	struct stat st;
 	if (dir && *dir) {
 		snprintf(cand, sizeof cand, "%s/%s", dir, name);
 		return stat(cand, &st) == 0 && realpath(cand, out) ? 0 : -1;
 	}
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	static const char *const rel[] = {"../sim", "../lib/tlm/sim", "../lib64/tlm/sim"};
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-		snprintf(cand, sizeof cand, "%s/%s/%s", self, rel[i], name);
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && realpath(cand, out))
-			return 0;
-	}
-	return -1;
+	return tlm__find_beside(TLM__BESIDE_SIM, name, out, PATH_MAX);
 }
 
 static void human(uint64_t b, char *out, size_t n)

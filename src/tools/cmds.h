@@ -28,4 +28,13 @@ int tlm__parse_bytes(const char *s, uint64_t *out);
 /* --threads' value: 1..256; 0 on success, -1 otherwise (NULL: missing). */
 int tlm__parse_threads(const char *s, unsigned *out);
 
+#include <stddef.h>
+
+/* A file that ships with tlm, next to the running binary (beside.c): where
+ * TLM__BESIDE_LIB is libtlm.so's directory, TLM__BESIDE_SIM the simulated
+ * device's; the build tree's first, then the install's. 0 and its absolute
+ * path in out (len bytes), or -1. */
+enum { TLM__BESIDE_LIB = 0, TLM__BESIDE_SIM = 1 };
+int tlm__find_beside(int where, const char *name, char *out, size_t len);
+
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * modmap.h - this process's loaded objects as MODULE records, built the way
- * the shim builds them (src/shim/modules.c): base = dlpi_addr, PT_LOAD
+ * the shim builds them (src/recording/writer/modules.c): base = dlpi_addr, PT_LOAD
  * ranges, GNU build-id from PT_NOTE, path ("" = /proc/self/exe).
  *
  * Contract: tlm_test_modmap() returns a calloc'd array of *n records (ids

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shim/shim.h"
+#include "recording/shim.h"
 
 static unsigned long per_thread;
 static pthread_barrier_t bar;

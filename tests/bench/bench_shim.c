@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/sim/sim_driver.h"
+#include "src/sim/include/sim_driver.h"
 
 static unsigned long pairs;
 

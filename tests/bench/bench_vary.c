@@ -29,7 +29,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "src/sim/sim_driver.h"
+#include "src/sim/include/sim_driver.h"
 
 enum { CUDA, MALLOC, UNW, NOP };
 static int mode;

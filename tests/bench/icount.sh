@@ -27,7 +27,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 build=$(cd "$build" && pwd)
 sim=$build/src/sim
-lib=$build/src/shim/libtlm.so
+lib=$build/src/recording/libtlm.so
 
 # total instructions of one run: count MODE(tlm|plain) CMD...
 count() {
@@ -95,7 +95,7 @@ check threads 1000 4 "$build/tests/bench/bench_vary" cuda @N@ 8 20 4
 # the interpreter itself, not a wrapper script (pyenv's shims are scripts)
 py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
 if [ -n "$py" ] && [ -x "$py" ]; then
-	TLM_TEST_CUDART=$sim/double/libcudart.so.13 check python 500 3 "$py" "$(dirname "$0")/../python/bench_paths.py" 16 10 @N@
+	TLM_TEST_CUDART=$sim/runtime/libcudart.so.13 check python 500 3 "$py" "$(dirname "$0")/../python/bench_paths.py" 16 10 @N@
 else
 	tlm_skip_case python3 "icount: python: not measured: python3 not found" || fail=1
 fi

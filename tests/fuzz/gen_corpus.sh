@@ -28,7 +28,7 @@ run() { # NAME COMPRESS ARGS...  ($EXTRA: one more VAR=value for the run)
 	shift 2
 	d=$tmp/$name-z$z
 	mkdir -p "$d"
-	env LD_PRELOAD="$b/src/shim/libtlm.so" LD_LIBRARY_PATH="$b/src/sim" \
+	env LD_PRELOAD="$b/src/recording/libtlm.so" LD_LIBRARY_PATH="$b/src/sim" \
 		TLM_OUTPUT="$d/t-%p.trace" TLM_SUMMARY=0 TLM_COMPRESS="$z" TLM_STACK_DEPTH=8 \
 		TLM_DRAIN_MS="${DRAIN:-20}" ${EXTRA:+"$EXTRA"} "$b/tests/shim/workload" "$@" 2>/dev/null || true
 	i=0
@@ -56,9 +56,9 @@ for z in 0 1; do
 	# many small chunks (a drain every 2 ms), cut at 64 KiB
 	DRAIN=2 run threads-many "$z" threads 4 3000
 	# CUPTI's double held by another tool: PROP records with the holder's name
-	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/double/libcupti.so.13 TLM_SIM_CUPTI_HOLDER=nsys run cupti-held "$z" cupti
+	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/cupti/libcupti.so.13 TLM_SIM_CUPTI_HOLDER=nsys run cupti-held "$z" cupti
 	# and attached, seeing calls that bypassed the hooks: CUPTI-only events
-	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/double/libcupti.so.13 TLM_TEST_CUPTI_SEES=1 run cupti-bypass "$z" cupti
+	EXTRA=TLM_CUPTI_LIBRARY=$b/src/sim/cupti/libcupti.so.13 TLM_TEST_CUPTI_SEES=1 run cupti-bypass "$z" cupti
 	# the edges of a process: PROP end (_exit, exec, a failed exec), SIGNAL
 	# for SIGTERM, a raw-fork child's own trace
 	run fast-exit "$z" fast-exit _exit 5

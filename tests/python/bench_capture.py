@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Cost of a Python stack capture in the hook (a benchmark, not a test):
-#   TLM_TEST_CUDART=build/src/sim/double/libcudart.so.13 LD_LIBRARY_PATH=build/src/sim \
-#   LD_PRELOAD=build/src/shim/libtlm.so TLM_SUMMARY=0 TLM_OUTPUT=/tmp/b.trace \
+#   TLM_TEST_CUDART=build/src/sim/runtime/libcudart.so.13 LD_LIBRARY_PATH=build/src/sim \
+#   LD_PRELOAD=build/src/recording/libtlm.so TLM_SUMMARY=0 TLM_OUTPUT=/tmp/b.trace \
 #   TLM_PYTHON=auto|off python3 tests/python/bench_capture.py [depth] [iterations]
 # Prints ns per cudaMalloc+cudaFree pair at the given Python depth (default 30);
 # the difference between TLM_PYTHON=auto and off is the cost of two captures.

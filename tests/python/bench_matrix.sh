@@ -18,9 +18,9 @@ iters=${3:-20000}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export TLM_TEST_CUDART="$build/src/sim/double/libcudart.so.13" LD_LIBRARY_PATH="$build/src/sim" TLM_SUMMARY=0
+export TLM_TEST_CUDART="$build/src/sim/runtime/libcudart.so.13" LD_LIBRARY_PATH="$build/src/sim" TLM_SUMMARY=0
 export TLM_OUTPUT="$work/t-%p.trace"
-lib=$build/src/shim/libtlm.so
+lib=$build/src/recording/libtlm.so
 # median and minimum of column COL of stdin
 stats() { sort -n -k"$1" | awk -v c="$1" '{ v[NR] = $c } END { printf "%s %s", v[int((NR + 1) / 2)], v[1] }'; }
 half() { echo $((($1 - $2) / 2)); }

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Allocation through nested Python calls from PATHS distinct call paths (a
 # benchmark, not a test):
-#   TLM_TEST_CUDART=build/src/sim/double/libcudart.so.13 LD_LIBRARY_PATH=build/src/sim \
-#   [LD_PRELOAD=build/src/shim/libtlm.so TLM_SUMMARY=0 TLM_OUTPUT=/tmp/b.trace] \
+#   TLM_TEST_CUDART=build/src/sim/runtime/libcudart.so.13 LD_LIBRARY_PATH=build/src/sim \
+#   [LD_PRELOAD=build/src/recording/libtlm.so TLM_SUMMARY=0 TLM_OUTPUT=/tmp/b.trace] \
 #   python3 tests/python/bench_paths.py [paths] [depth] [iterations]
 # Each iteration enters one of PATHS distinct functions (their own code
 # objects and lines), which goes DEPTH calls deeper (default 10) and makes one

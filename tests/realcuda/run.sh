@@ -19,7 +19,7 @@
 #   wheel-13 / wheel-12   allocs-shared against the newest 13.x / a 12.x
 #                   runtime from its pip wheel (tools/fetch-cuda-wheels.sh)
 #   unknown-version a runtime version the simulator was not checked with
-#   double-first    build/src/sim/double before the toolkit: tlm's runtime double says so
+#   double-first    build/src/sim/runtime before the toolkit: tlm's runtime double says so
 #   olddriver       a libcuda.so.1 that does not export the names libtlm.so dlsyms
 #
 # Needs: CUDA_HOME (default /usr/local/cuda) with bin/nvcc; otherwise exits 77
@@ -37,7 +37,7 @@ mkdir -p "$work"
 lib=$cuda/lib64
 [ -d "$lib" ] || lib=$cuda/lib
 # The simulated driver first, as a user would: build/src/sim holds only
-# libcuda.so.1 (tlm's runtime double is in build/src/sim/double).
+# libcuda.so.1 (tlm's runtime double is in build/src/sim/runtime).
 ldpath=$TLM_TEST_SIMDIR:$lib
 pre=${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST:}$TLM_TEST_LIBTLM
 
@@ -162,7 +162,7 @@ wheel-12)
 	echo "runtime: $wl"
 	;;
 double-first)
-	# build/src/sim/double ahead of the toolkit: the runtime double is loaded, and
+	# build/src/sim/runtime ahead of the toolkit: the runtime double is loaded, and
 	# must say so in one line rather than fail with a linker error
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	# (a sanitized build's double needs its sanitizer runtime first)

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "shim/output.h"
-#include "shim/shim.h"
+#include "recording/writer/output.h"
+#include "recording/shim.h"
 #include "tlm_test.h"
 
 static char errbuf[8192];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_cupti.c - CUPTI as the second source, end to end on the simulated
- * driver with the CUPTI double (build/src/sim/double/libcupti.so.13):
+ * driver with the CUPTI double (build/src/sim/cupti/libcupti.so.13):
  *   - every interception path with CUPTI attached records each call once,
  *     without the CUPTI flag (de-duplication);
  *   - calls that bypass every interposed entry point are recorded, flagged
@@ -332,8 +332,8 @@ static void test_auto_needs_a_real_driver(void **state)
 {
 	struct ctx *c = *state;
 	char path[1400];
-	/* the double's directory holds libcupti.so.13 */
-	snprintf(path, sizeof path, "LD_LIBRARY_PATH=%s:%s", getenv("TLM_TEST_SIMDIR"), getenv("TLM_TEST_DOUBLEDIR"));
+	/* the CUPTI double's directory holds libcupti.so.13 */
+	snprintf(path, sizeof path, "LD_LIBRARY_PATH=%s:%s", getenv("TLM_TEST_SIMDIR"), getenv("TLM_TEST_CUPTIDIR"));
 	const char *env[] = {path, c->logenv, NULL};
 	struct run r;
 	struct trace t;

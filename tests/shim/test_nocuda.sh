@@ -3,7 +3,7 @@
 # look-up (a dlopen of libcuda.so.1, about 17-45 us); now it is repeated only
 # after a new object is loaded. The bound (8 us a call) is 10x the measured
 # cost on a busy 2-core machine and far below the old one.
-# usage: test_nocuda.sh LIBTLM TLM NOCUDA DOUBLEDIR (build/src/sim/double: the runtime double)
+# usage: test_nocuda.sh LIBTLM TLM NOCUDA DOUBLEDIR (build/src/sim/runtime: the runtime double)
 set -eu
 lib=$1 tlm=$2 prog=$3 sim=$4
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# libtlm opens libunwind privately (src/shim/unwind_dl.c): the preloaded
+# libtlm opens libunwind privately (src/recording/stack/unwind_dl.c): the preloaded
 # program sees none of its symbols. usage: test_unwind_scope.sh LIBTLM PROG
 set -eu
 lib=$1 prog=$2

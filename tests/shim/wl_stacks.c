@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "src/sim/sim_driver.h"
+#include "src/sim/include/sim_driver.h"
 
 static pthread_barrier_t go;
 static unsigned long pairs;

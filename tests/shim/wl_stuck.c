@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "src/sim/sim_driver.h"
+#include "src/sim/include/sim_driver.h"
 
 static CUcontext ctx;
 

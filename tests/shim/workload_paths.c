@@ -7,7 +7,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "src/sim/sim_driver.h"
+#include "src/sim/include/sim_driver.h"
 #include "workload.h"
 
 #define MiB (1024ull * 1024ull)

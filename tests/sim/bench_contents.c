@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Host memory cost of device memory contents (src/sim/sim_backing.c): RSS
+/* Host memory cost of device memory contents (src/sim/driver/sim_backing.c): RSS
  * after allocating MiB of device memory, after writing all of it, after
  * reading it back, after freeing it. Prints one line of figures; for
  * docs/simulated-device.md. Usage: bench_sim_contents [MiB] (default 256). */

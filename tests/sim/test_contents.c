@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Device memory contents (src/sim/sim_backing.c): a read returns the bytes
+/* Device memory contents (src/sim/driver/sim_backing.c): a read returns the bytes
  * last copied or set there, zeros where nothing was written since the
  * allocation; every copy and set is bounds-checked against live allocations
  * and mappings and fails with CUDA_ERROR_INVALID_VALUE, writing nothing, when
  * it leaves them; a stream capture records copies, sets and host functions
- * that each graph launch replays (src/sim/sim_graph.c). TLM_SIM_MEMORY=64M, TLM_SIM_DEVICES=2. */
+ * that each graph launch replays (src/sim/driver/sim_graph.c). TLM_SIM_MEMORY=64M, TLM_SIM_DEVICES=2. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,7 +125,7 @@ static void test_dtod_peer_async(void **state)
 	assert_memory_equal(out, in, 4096);
 	CU_OK(cuMemFree_v2(c));
 	CU_OK(cuCtxSetCurrent(c0));
-	/* peer access, as on an NVLink machine (src/sim/sim_peer.c) */
+	/* peer access, as on an NVLink machine (src/sim/driver/sim_peer.c) */
 	int can = -1, v = -1;
 	CU_OK(cuDeviceCanAccessPeer(&can, 0, 1));
 	assert_int_equal(can, 1);

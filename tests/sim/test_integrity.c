@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The integrity check's hash (src/sim/sim_integrity.c) against the step-by-step
+ * The integrity check's hash (src/sim/driver/sim_integrity.c) against the step-by-step
  * test vectors published with vosen/ZLUDA's description (dark_api/src/lib.rs,
  * tests integrity_check_single_pass, _pass2 .. _pass5): the 66-byte MD2 state
  * after one byte, after the HMAC inner key, after the header, after one

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The driver surface NVIDIA's real runtime needs (src/sim/sim_export.c,
+ * The driver surface NVIDIA's real runtime needs (src/sim/driver/sim_export.c,
  * sim_device.c, sim_module.c, sim_query.c, sim_copy.c, sim_pointer.c,
  * sim_pool.c attributes, sim_procaddr.c's ABI history): each entry point
  * reached by dlsym on the simulator, as a library would, and checked

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.c - the hot path: one event from a hook into the thread's ring.
+ *
+ * Cost per event: a TLS load, the stack capture and a per-thread intern
+ * lookup (plus, on a Python thread, the frame-chain walk of pystack.c), one seq_cst store and one atomic add (the global order), a vDSO
+ * clock read and a release store. No allocation, no lock, no syscall except
+ * when the ring is half full (one futex wake) or full (lossless wait).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recording/devmem.h"
+#include "recording/edges.h"
+#include "recording/stack/pystack.h"
+#include "recording/ring.h"
+#include "recording/stack/stack.h"
+
+TLM_TLS unsigned tlm__depth;
+
+uint64_t tlm__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *to)
+{
+	return syscall(SYS_futex, (uint32_t *)w, op, val, to, NULL, 0);
+}
+
+/* Lossless mode: sleep until the writer made room (it wakes us after each
+ * drain); with the writer gone (after the final flush) drain ourselves. */
+static bool wait_for_space(struct tlm__ring *r, uint64_t head, uint32_t need)
+{
+	uint64_t size = (uint64_t)r->mask + 1;
+	if (tlm__cfg.drop)
+		return false;
+	for (;;) {
+		uint32_t w = atomic_load_explicit(&r->wake, memory_order_acquire);
+		atomic_store_explicit(&r->waiting, 1, memory_order_seq_cst);
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
+		if (head + need - r->cached_tail <= size) {
+			atomic_store_explicit(&r->waiting, 0, memory_order_relaxed);
+			return true;
+		}
+		if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+			tlm__writer_drain_sync();
+			continue;
+		}
+		tlm__writer_kick();
+		struct timespec to = {0, 2000000};
+		if (futex(&r->wake, FUTEX_WAIT_PRIVATE, w, &to) != 0 && errno == ETIMEDOUT)
+			tlm__writer_help_drain(); /* the writer is slow or gone: do what it may here */
+	}
+}
+
+static void count_lost(struct tlm__ring *r)
+{
+	if (r)
+		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&tlm__lost_noring, 1, memory_order_relaxed);
+}
+
+static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks);
+
+bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
+{
+	return rec_begin(rc, ext, true);
+}
+
+/* An event whose stack nobody reads (an allocator's block free: the report
+ * keeps the allocation's): no unwind, the costliest part of an event. */
+bool tlm__rec_begin_nostack(struct tlm__rec *rc)
+{
+	return rec_begin(rc, false, false);
+}
+
+static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
+{
+	tlm__forkguard_check(); /* a child made without fork(): reset, as after fork */
+	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__UNINIT) && !tlm__start_slow())
+		return false; /* (that reset stopped the parent's trace; this is the child's first event) */
+	struct tlm__ring *r = tlm__ring_self();
+	if (TLM_UNLIKELY(!r)) {
+		count_lost(NULL);
+		return false;
+	}
+	uint64_t ips[TLM_MAX_STACK_DEPTH];
+	uint32_t depth = 0, sid = 0;
+	bool fresh = false;
+	uint32_t pyid = 0, pyslots = 0;
+	bool pyfresh = false;
+	if (stacks && tlm__cfg.stack_depth) {
+		sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
+		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
+	}
+	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0) + (pyfresh ? pyslots : 0);
+	uint64_t size = (uint64_t)r->mask + 1;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	if (TLM_UNLIKELY(head + need - r->cached_tail > size)) {
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (head + need - r->cached_tail > size && !wait_for_space(r, head, need)) {
+			if (fresh) /* its definition is lost too: forget every id */
+				tlm__stack_forget_all(r->stk);
+			if (pyfresh)
+				tlm__py_forget(r);
+			count_lost(r);
+			return false;
+		}
+	}
+	if (fresh) {
+		struct tlm__slot *h = &r->slots[head & r->mask];
+		h->type = TLM__SLOT_STACK;
+		h->aux = sid;
+		h->size = depth;
+		head++;
+		for (uint32_t i = 0; i < depth; i += 8, head++) {
+			uint64_t *dst = (uint64_t *)&r->slots[head & r->mask];
+			uint32_t n = depth - i < 8 ? depth - i : 8;
+			memcpy(dst, ips + i, n * 8);
+		}
+	}
+	if (pyfresh)
+		head = tlm__py_write_def(r, head);
+	struct tlm__slot *s = &r->slots[head & r->mask];
+	/* announce a lower bound of our seq before taking it: the writer emits
+	 * nothing at or above it until we publish (see ring.h). The bound is one
+	 * past our own last seq, not a read of tlm__seq: reading the shared line
+	 * before the add would move it between cores twice per event. */
+	atomic_store_explicit(&r->inflight, r->last_seq, memory_order_seq_cst);
+	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
+	r->last_seq = s->seq + 1;
+	s->time_ns = tlm__ticks(); /* the writer converts to ns */
+	s->type = TLM__SLOT_EVENT;
+	s->stack = pyid ? pyid : sid;
+	rc->ring = r;
+	rc->ev = s;
+	rc->ext = ext;
+	rc->head = head + 1 + (ext ? 1 : 0);
+	return true;
+}
+
+void tlm__rec_commit(struct tlm__rec *rc)
+{
+	struct tlm__ring *r = rc->ring;
+	atomic_store_explicit(&r->head, rc->head, memory_order_release);
+	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_release);
+	uint64_t fill = rc->head - r->cached_tail;
+	if (TLM_UNLIKELY(fill > ((uint64_t)r->mask + 1) / 2)) {
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (rc->head - r->cached_tail > ((uint64_t)r->mask + 1) / 2 &&
+		    !atomic_exchange_explicit(&r->kicked, 1, memory_order_relaxed))
+			tlm__writer_kick();
+	}
+	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__CLOSED))
+		tlm__writer_drain_sync(); /* late teardown: nobody else will write it */
+}
+
+static void fill(struct tlm__slot *s, const struct tlm__evargs *a)
+{
+	s->addr = a->addr;
+	s->size = a->size;
+	s->stream = a->stream;
+	s->aux = a->aux;
+	s->result = a->result;
+	s->device = a->device;
+	s->op = a->op;
+	s->kind = a->kind;
+	s->flags = a->flags;
+	s->api = (uint8_t)a->api;
+}
+
+/* The first successful device allocation on each device also carries the
+ * device's free memory (cuMemGetInfo once per device, after the call, like
+ * for a failed one): the report's forecast needs what the process could hold. */
+static _Atomic uint64_t free_probed; /* bit per device 0..63 */
+
+static bool first_on_device(const struct tlm__evargs *a)
+{
+	if (a->result || a->op != TLM_OP_ALLOC || a->kind != TLM_KIND_DEVICE || a->device < 0 || a->device >= 64)
+		return false;
+	uint64_t bit = 1ull << a->device;
+	if (atomic_load_explicit(&free_probed, memory_order_relaxed) & bit)
+		return false;
+	return !(atomic_fetch_or_explicit(&free_probed, bit, memory_order_relaxed) & bit);
+}
+
+/* The extension slot after rc's event, cleared. */
+static struct tlm__slot *ext_slot(struct tlm__rec *rc)
+{
+	struct tlm__slot *x = &rc->ring->slots[(rc->head - 1) & rc->ring->mask];
+	memset(x, 0, sizeof *x);
+	x->type = TLM__SLOT_EXT;
+	rc->ev->type = TLM__SLOT_EVENT_FREE; /* "an extension follows" */
+	return x;
+}
+
+void tlm__record(const struct tlm__evargs *a)
+{
+	struct tlm__rec rc;
+	bool failed_alloc = a->result != 0 && a->op == TLM_OP_ALLOC;
+	bool probe = !failed_alloc && first_on_device(a);
+	int why = tlm__dm_after_alloc(a, probe); /* tracks the allocation too */
+	if (!tlm__rec_begin(&rc, failed_alloc || probe || why >= 0))
+		return;
+	fill(rc.ev, a);
+	if (a->op == TLM_OP_FREE)
+		rc.ev->flags |= tlm__py_free_flags();
+	if (failed_alloc || probe || why >= 0) {
+		struct tlm__slot *x = ext_slot(&rc);
+		bool took = why >= 0 && tlm__dm_take(x, why, 0, a->device);
+		/* device_free: the current device's free bytes, as before samples */
+		if (failed_alloc || probe)
+			x->addr = took && a->device == tlm__current_device() ? x->size : tlm__device_free_bytes();
+	}
+	tlm__rec_commit(&rc);
+}
+
+bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
+{
+	struct tlm__rt_claim c;
+	bool found = tlm__rt_claim(a->kind, a->addr, &c);
+	bool before = found && tlm__dm_before_free(&c);
+	if (!tlm__rec_begin(rc, before)) {
+		tlm__rt_settle(&c, true); /* no event: the table forgets it as the report will */
+		return false;
+	}
+	rc->claim = c;
+	fill(rc->ev, a);
+	if (found)
+		rc->ev->device = c.device; /* where it lives, whichever device is current */
+	rc->ev->flags |= tlm__py_free_flags();
+	if (before)
+		tlm__dm_take(ext_slot(rc), TLM_DEVMEM_PEAK, TLM_DEVMEM_F_BEFORE, c.device);
+	return true;
+}
+
+void tlm__free_end(struct tlm__rec *rc, int32_t result)
+{
+	rc->ev->result = result;
+	tlm__rt_settle(&rc->claim, result == 0);
+	tlm__rec_commit(rc);
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* ring.c - creation, ownership and recycling of the per-thread rings. */
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recording/ring.h"
+#include "recording/stack/pystack.h"
+#include "recording/stack/stack.h"
+
+struct tlm__ring *_Atomic tlm__rings[TLM__MAX_RINGS];
+_Atomic uint32_t tlm__nrings;
+_Atomic uint64_t tlm__seq;
+_Atomic uint32_t tlm__next_thread;
+_Atomic uint64_t tlm__lost_noring;
+
+static TLM_TLS struct tlm__ring *t_ring;
+static pthread_key_t ring_key;
+static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
+
+/* Thread exit: the writer drains what is left and recycles the ring. Events
+ * the thread makes after this (later TLS destructors) get a fresh ring. */
+static void ring_owner_exit(void *p)
+{
+	struct tlm__ring *r = p;
+	if (t_ring == r)
+		t_ring = NULL;
+	atomic_store_explicit(&r->state, TLM__RING_EXITED, memory_order_release);
+}
+
+static void ring_key_create(void)
+{
+	(void)pthread_key_create(&ring_key, ring_owner_exit);
+}
+
+static void ring_adopt(struct tlm__ring *r)
+{
+	r->thread_index = atomic_fetch_add_explicit(&tlm__next_thread, 1, memory_order_relaxed);
+	r->tid = (int32_t)syscall(SYS_gettid);
+	memset(r->name, 0, sizeof r->name);
+	(void)prctl(PR_GET_NAME, r->name, 0, 0, 0);
+	tlm__stack_forget_all(r->stk);
+	tlm__stack_thread_init(r->stk);
+	tlm__py_forget(r);
+	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->gen, 1, memory_order_relaxed);
+	atomic_store_explicit(&r->state, TLM__RING_ACTIVE, memory_order_release);
+}
+
+static struct tlm__ring *ring_recycle(void)
+{
+	uint32_t n = atomic_load_explicit(&tlm__nrings, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tlm__ring *r = atomic_load_explicit(&tlm__rings[i], memory_order_acquire);
+		int expect = TLM__RING_FREE;
+		if (r && atomic_compare_exchange_strong(&r->state, &expect, TLM__RING_STARTING_CLAIM))
+			return r;
+	}
+	return NULL;
+}
+
+static struct tlm__ring *ring_create(void)
+{
+	size_t slots = tlm__cfg.ring_slots;
+	size_t hdr = (sizeof(struct tlm__ring) + 4095) & ~(size_t)4095;
+	size_t stk = (sizeof(struct tlm__stk_cache) + 4095) & ~(size_t)4095;
+	size_t ws = (tlm__writer_ring_bytes((unsigned)slots) + 4095) & ~(size_t)4095;
+	size_t bytes = hdr + stk + ws + slots * sizeof(struct tlm__slot);
+	/* mmap, not malloc: the host may hold malloc's locks (we may be inside a
+	 * signal handler or an allocator callback) */
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct tlm__ring *r = m;
+	r->map_bytes = bytes;
+	r->mask = (uint32_t)(slots - 1);
+	r->stk = (struct tlm__stk_cache *)((char *)m + hdr);
+	r->wstate = (char *)m + hdr + stk;
+	r->slots = (struct tlm__slot *)((char *)m + hdr + stk + ws);
+	uint32_t i = atomic_fetch_add_explicit(&tlm__nrings, 1, memory_order_acq_rel);
+	if (i >= TLM__MAX_RINGS) {
+		atomic_fetch_sub_explicit(&tlm__nrings, 1, memory_order_relaxed);
+		munmap(m, bytes);
+		tlm__log_once(too_many, "more than %u recording threads alive at once: events of further threads are counted as lost",
+			      TLM__MAX_RINGS);
+		return NULL;
+	}
+	atomic_store_explicit(&r->state, TLM__RING_STARTING_CLAIM, memory_order_relaxed);
+	/* publish in the slot, then the writer may see it */
+	atomic_store_explicit(&tlm__rings[i], r, memory_order_release);
+	return r;
+}
+
+struct tlm__ring *tlm__ring_self(void)
+{
+	struct tlm__ring *r = t_ring;
+	if (TLM_LIKELY(r != NULL))
+		return r;
+	(void)pthread_once(&ring_key_once, ring_key_create);
+	r = ring_recycle();
+	if (!r)
+		r = ring_create();
+	if (!r)
+		return NULL;
+	ring_adopt(r);
+	t_ring = r;
+	(void)pthread_setspecific(ring_key, r);
+	return r;
+}
+
+struct tlm__ring *tlm__ring_peek(void)
+{
+	return t_ring;
+}
+
+void tlm__ring_forget_self(void)
+{
+	t_ring = NULL;
+}
+
+/* In a forked child only the forking thread exists and none of the parent's
+ * rings belong to the child's trace: unmap them all and start afresh. */
+void tlm__ring_reset_all_child(void)
+{
+	uint32_t n = atomic_load_explicit(&tlm__nrings, memory_order_relaxed);
+	if (n > TLM__MAX_RINGS)
+		n = TLM__MAX_RINGS;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tlm__ring *r = atomic_load_explicit(&tlm__rings[i], memory_order_relaxed);
+		atomic_store_explicit(&tlm__rings[i], NULL, memory_order_relaxed);
+		if (r)
+			munmap(r, r->map_bytes);
+	}
+	atomic_store(&tlm__nrings, 0);
+	atomic_store(&tlm__seq, 0);
+	atomic_store(&tlm__next_thread, 0);
+	atomic_store(&tlm__lost_noring, 0);
+	t_ring = NULL;
+	if (ring_key_once == PTHREAD_ONCE_INIT)
+		return;
+	(void)pthread_setspecific(ring_key, NULL);
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stack_cache.c - skip the unwind when the call path is one seen before.
+ *
+ * The unwind from the hooked call's caller is a function of its registers
+ * (rip, rsp at the call; rbp where a frame's CFA is rbp-based) and of the
+ * stack memory the walk reads: each frame's return-address slot and the saved
+ * rbp values that a later rbp-based frame used. The walk (stack_walk.c) notes
+ * those slots and their values; a later call with the same registers whose
+ * slots still hold the same values unwinds to the same frames, so we reuse
+ * them (and their interned id) after one compare per slot. Stacks with a
+ * frame the walk leaves to libunwind (signal frames, realigned stacks) are
+ * unwound by unw_backtrace and not cached. x86-64 only.
+ *
+ * The caller's registers come from our own frame-pointer chain (libtlm is
+ * built with frame pointers): the first return address outside libtlm is the
+ * caller's rip, that frame's base + 16 its rsp, the saved rbp its rbp.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "recording/stack/stack.h"
+
+static _Atomic uint64_t verify_hits, verify_bad, verify_walks, verify_walk_bad;
+static _Atomic uint64_t n_hit, n_miss, n_slow; /* TLM_DEBUG_STACK_STATS */
+
+/* An unwind that misses libunwind's caches walks the loaded objects with
+ * dl_iterate_phdr, under glibc's loader lock; a fork at that moment would
+ * leave the lock held in the child. fork waits for running unwinds to end
+ * (tlm__stack_atfork_prepare) and holds new ones back until it is done. */
+static _Atomic int unwinding, forking;
+
+void tlm__stack_unwind_enter(void)
+{
+	for (;;) {
+		atomic_fetch_add(&unwinding, 1);
+		if (TLM_LIKELY(!atomic_load(&forking)))
+			return;
+		atomic_fetch_sub(&unwinding, 1);
+		while (atomic_load(&forking))
+			sched_yield();
+	}
+}
+
+void tlm__stack_unwind_leave(void)
+{
+	atomic_fetch_sub(&unwinding, 1);
+}
+
+void tlm__stack_atfork_prepare(void)
+{
+	atomic_store(&forking, 1);
+	/* unwinds take microseconds; the bound only guards against a fork from
+	 * a signal handler that interrupted an unwind on this very thread */
+	uint64_t until = tlm__now_ns() + 2000000000ull;
+	while (atomic_load(&unwinding) && tlm__now_ns() < until)
+		sched_yield();
+}
+
+void tlm__stack_atfork_done(void)
+{
+	atomic_store(&forking, 0);
+}
+
+/* libunwind's whole unwind, between the fork guards */
+static uint32_t guarded_capture(uint64_t *ips, uint32_t max)
+{
+	tlm__stack_unwind_enter();
+	uint32_t d = tlm__stack_capture(ips, max);
+	tlm__stack_unwind_leave();
+	return d;
+}
+
+/* set with the configuration, before any thread records (a thread's first
+ * event must not race another's on it) */
+static int verify;
+static bool stats;
+
+void tlm__stack_cache_init(void)
+{
+	verify = tlm__cfg.verify_stacks;
+	stats = tlm__cfg.stack_stats;
+}
+
+static inline void count(_Atomic uint64_t *n)
+{
+	if (TLM_UNLIKELY(stats))
+		atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+}
+
+void tlm__stack_thread_init(struct tlm__stk_cache *c)
+{
+	c->stack_lo = c->stack_hi = 0;
+	c->gen++;
+	memset(c->sc, 0, sizeof c->sc[0] * 0); /* entries are checked against gen */
+	for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
+		c->sc[i].depth = 0;
+	c->last.e = NULL;
+#if defined(__x86_64__)
+	pthread_attr_t a;
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		void *addr;
+		size_t size;
+		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+			c->stack_lo = (uint64_t)(uintptr_t)addr;
+			c->stack_hi = c->stack_lo + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+#endif
+}
+
+void tlm__stack_forget_all(struct tlm__stk_cache *c)
+{
+	memset(c->b, 0, sizeof c->b);
+	c->arena_used = 0;
+	c->next_id = 1;
+	c->gen++;
+}
+
+#if defined(__x86_64__)
+
+/* The hooked call's caller: walk our own frame-pointer chain. A frame whose
+ * return address is in libtlm was called by libtlm code, which keeps frame
+ * pointers, so its saved rbp is the base of another of our frames: every
+ * frame read here is ours, and a step is two loads and one range compare
+ * (the caller's frame base is checked against the stack bounds once). */
+static __attribute__((noinline)) bool caller_regs(const struct tlm__stk_cache *c, uint64_t *ip, uint64_t *cfa,
+						   uint64_t *rbp)
+{
+	const uint64_t *fp = __builtin_frame_address(0);
+	const uint64_t lo = tlm__self_lo, len = tlm__self_len;
+	for (int i = 0; i < 16; i++) {
+		uint64_t ret = fp[1];
+		const uint64_t *next = (const uint64_t *)(uintptr_t)fp[0];
+		if (ret - lo >= len && !(tlm__self_more && tlm__in_self(ret))) {
+			uint64_t f = (uint64_t)(uintptr_t)fp;
+			if (f < c->stack_lo || f + 16 > c->stack_hi)
+				return false;
+			*ip = ret;
+			*cfa = f + 16;
+			*rbp = (uint64_t)(uintptr_t)next;
+			return true;
+		}
+		if (TLM_UNLIKELY(next <= fp))
+			return false;
+		fp = next;
+	}
+	return false;
+}
+
+static bool slots_match(const struct tlm__sc_entry *e)
+{
+	for (uint32_t i = 0; i < e->nslot; i++)
+		if (*(const volatile uint64_t *)(uintptr_t)e->slot_addr[i] != e->slot_val[i])
+			return false;
+	return true;
+}
+
+/* TLM_DEBUG_STACK_VERIFY: a stack we computed against libunwind's own */
+static void check_against_libunwind(const uint64_t *ips, uint32_t d, uint32_t max, _Atomic uint64_t *n,
+				    _Atomic uint64_t *bad)
+{
+	uint64_t ref[TLM_MAX_STACK_DEPTH];
+	uint32_t rd = guarded_capture(ref, max);
+	atomic_fetch_add(n, 1);
+	if (rd != d || memcmp(ref, ips, d * 8))
+		atomic_fetch_add(bad, 1);
+}
+
+uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
+{
+	uint64_t ip0, cfa0, rbp0;
+	if (!c->stack_hi || !caller_regs(c, &ip0, &cfa0, &rbp0)) {
+		*depth = guarded_capture(ips, max);
+		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
+	}
+	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
+	struct tlm__sc_entry *e = &c->sc[h >> 59 & (TLM__SC_ENTRIES - 1)];
+	if (e->depth && e->ip0 == ip0 && e->cfa0 == cfa0 && (!e->need_rbp0 || e->rbp0 == rbp0) && slots_match(e)) {
+		count(&n_hit);
+		*depth = e->depth;
+		if (TLM_UNLIKELY(verify > 0))
+			check_against_libunwind(e->ip, e->depth, max, &verify_hits, &verify_bad);
+		if (e->gen == c->gen) {
+			*fresh = false;
+			return e->local_id;
+		}
+		memcpy(ips, e->ip, e->depth * 8);
+		e->local_id = tlm__stack_intern(c, ips, e->depth, fresh);
+		e->gen = c->gen;
+		return e->local_id;
+	}
+	count(&n_miss);
+	e->ip0 = ip0;
+	e->cfa0 = cfa0;
+	e->rbp0 = rbp0;
+	e->depth = 0;
+	bool ok;
+	uint32_t d = tlm__stack_walk(c, e, ips, max, &ok);
+	if (!ok) {
+		count(&n_slow); /* a frame we leave to libunwind: not cached */
+		d = guarded_capture(ips, max);
+	} else if (TLM_UNLIKELY(verify > 0))
+		check_against_libunwind(ips, d, max, &verify_walks, &verify_walk_bad);
+	*depth = d;
+	if (!d)
+		return 0;
+	uint32_t id = tlm__stack_intern(c, ips, d, fresh);
+	if (ok && d <= TLM__SC_DEPTH) {
+		memcpy(e->ip, ips, d * 8);
+		e->depth = d;
+		e->local_id = id;
+		e->gen = c->gen;
+	} else
+		c->last.e = NULL; /* the walk's frames are not kept: nothing to take over */
+	return id;
+}
+
+#else
+
+uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
+{
+	*depth = guarded_capture(ips, max);
+	return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
+}
+
+#endif
+
+void tlm__stack_report(void)
+{
+	if (stats)
+		tlm__log("stack cache: %llu hits, %llu misses (%llu of them unwound by libunwind), %u frame rules",
+			 (unsigned long long)atomic_load(&n_hit), (unsigned long long)atomic_load(&n_miss),
+			 (unsigned long long)atomic_load(&n_slow), tlm__stack_rules());
+	if (verify > 0)
+		tlm__log("stack cache verification: %llu cached stacks checked, %llu differed; %llu walked stacks checked, "
+			 "%llu differed",
+			 (unsigned long long)atomic_load(&verify_hits), (unsigned long long)atomic_load(&verify_bad),
+			 (unsigned long long)atomic_load(&verify_walks), (unsigned long long)atomic_load(&verify_walk_bad));
+}

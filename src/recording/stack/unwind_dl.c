@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwind_dl.c - libunwind's few entry points, from a private dlopen.
+ * See unwind_dl.h for why it is not linked.
+ */
+#include <dlfcn.h>
+
+#include "recording/stack/unwind_dl.h"
+
+struct tlm__unw tlm__unw;
+
+/* libunwind.h maps unw_step and friends to per-architecture names
+ * (_ULx86_64_step): two levels, so the macro expands before it is quoted */
+#define NAME2(x) #x
+#define NAME(x) NAME2(x)
+
+static void *sym(void *h, const char *name, bool *ok)
+{
+	void *p = dlsym(h, name);
+	if (!p)
+		*ok = false;
+	return p;
+}
+
+bool tlm__unw_load(void)
+{
+	if (tlm__unw.backtrace)
+		return true;
+	/* RTLD_LOCAL: its _Unwind_* stay out of the host's symbol lookups */
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		tlm__log("cannot open libunwind.so.8 (%s): native stacks are off", dlerror());
+		return false;
+	}
+	bool ok = true;
+	struct tlm__unw u = {0};
+	u.init_local = (int (*)(unw_cursor_t *, unw_context_t *))sym(h, NAME(unw_init_local), &ok);
+	u.step = (int (*)(unw_cursor_t *))sym(h, NAME(unw_step), &ok);
+	u.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))sym(h, NAME(unw_get_reg), &ok);
+	u.get_save_loc = (int (*)(unw_cursor_t *, int, unw_save_loc_t *))sym(h, NAME(unw_get_save_loc), &ok);
+	u.backtrace = (int (*)(void **, int))sym(h, NAME(unw_backtrace), &ok);
+	u.set_caching_policy =
+		(int (*)(unw_addr_space_t, unw_caching_policy_t))sym(h, NAME(unw_set_caching_policy), &ok);
+	unw_addr_space_t *as = (unw_addr_space_t *)sym(h, NAME(unw_local_addr_space), &ok);
+#if defined(__x86_64__)
+	u.getcontext = (int (*)(unw_context_t *))sym(h, NAME(unw_tdep_getcontext), &ok);
+#endif
+	if (!ok) {
+		tlm__log("libunwind.so.8 lacks an entry point tlm uses: native stacks are off");
+		return false; /* the handle stays open: harmless, and closing runs nothing of ours */
+	}
+	u.local_as = *as;
+	u.set_caching_policy(u.local_as, UNW_CACHE_PER_THREAD);
+	tlm__unw = u;
+	return true;
+}

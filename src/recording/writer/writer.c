@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer.c - the writer thread, the trace file and the ends of a trace.
+ *
+ * The thread wakes every TLM_DRAIN_MS or when kicked and runs one drain
+ * (writer_merge.c); this file owns the lock, the header, properties, the
+ * final flush, the fatal-signal flush and the fork child's reset.
+ *
+ * Whoever drains holds the writer lock: normally the writer thread; after the
+ * final flush, a late producer; in a fatal-signal handler, the faulting thread
+ * (if it can take the lock within a bounded time).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recording/edges.h"
+#include "recording/writer/modules.h"
+#include "recording/writer/output.h"
+#include "recording/stack/stack.h"
+#include "recording/devmem.h"
+#include "recording/writer/writer_int.h"
+#include "tlm_config.h"
+
+/* Facts about the recording (PROP records), kept so that every trace this
+ * process writes (a fork child's too) gets them, whenever they were set. */
+#define NPROPS 16
+static struct {
+	char key[TLM_MAX_PROP_KEY + 1];
+	char value[512];
+} props[NPROPS];
+static size_t nprops;
+
+struct tlm__wfile tlm__wf = {.fd = -1};
+
+static struct {
+	pthread_t thread;
+	bool thread_started;
+	bool props_live; /* PROP records go straight into the trace */
+	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
+} W;
+
+static _Atomic int wlock;
+static _Atomic uint32_t kick_word;
+static _Atomic uint64_t start_realtime, start_monotonic;
+
+/* ---------------------------------------------------------------- lock */
+
+static TLM_TLS bool holding; /* this thread holds wlock (a signal handler must not wait for it) */
+
+static void lock(void)
+{
+	unsigned spins = 0;
+	while (atomic_exchange_explicit(&wlock, 1, memory_order_acquire)) {
+		if (++spins > 64)
+			sched_yield();
+	}
+	holding = true;
+}
+
+static bool trylock_for_ms(unsigned ms)
+{
+	uint64_t until = tlm__now_ns() + (uint64_t)ms * 1000000ull;
+	while (atomic_exchange_explicit(&wlock, 1, memory_order_acquire)) {
+		if (tlm__now_ns() > until)
+			return false;
+		sched_yield();
+	}
+	holding = true;
+	return true;
+}
+
+static void unlock(void)
+{
+	holding = false;
+	atomic_store_explicit(&wlock, 0, memory_order_release);
+	if (TLM_UNLIKELY(tlm__term_pending) && !tlm__starting_here) /* a termination signal came while this thread drained */
+		tlm__exit_term_deferred();        /* does not return */
+}
+
+/* ---------------------------------------------------------------- sink */
+
+static int sink(void *ctx, const void *buf, size_t len)
+{
+	(void)ctx;
+	return tlm__fd_write(tlm__wf.fd, buf, len); /* still our file? (fdguard.c) */
+}
+
+static void write_failed(int err)
+{
+	if (tlm__wf.failed)
+		return;
+	tlm__wf.failed = true;
+	if (!tlm__fd_reported())
+		tlm__log("writing the trace %s failed: %s; recording stops here and the trace ends truncated", tlm__wf.path,
+		 strerror(-err));
+}
+
+void tlm__wf_check(int rc)
+{
+	if (rc < 0)
+		write_failed(rc);
+}
+
+/* ---------------------------------------------------------------- thread */
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "tlm-writer", 0, 0, 0);
+	tlm__wd_writer_thread(); /* NVML is asked from here */
+	for (;;) {
+		if (!atomic_exchange_explicit(&kick_word, 0, memory_order_acq_rel)) {
+			struct timespec to = {tlm__cfg.drain_ms / 1000, (long)(tlm__cfg.drain_ms % 1000) * 1000000L};
+			syscall(SYS_futex, (uint32_t *)&kick_word, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0);
+			atomic_store_explicit(&kick_word, 0, memory_order_relaxed);
+		}
+		if (TLM_UNLIKELY(tlm__cfg.writer_delay_ms)) {
+			struct timespec d = {tlm__cfg.writer_delay_ms / 1000, (long)(tlm__cfg.writer_delay_ms % 1000) * 1000000L};
+			nanosleep(&d, NULL);
+		}
+		lock();
+		int st = atomic_load_explicit(&tlm__state, memory_order_acquire);
+		if (st == TLM__STARTING) {
+			/* the starting thread has not said RUNNING yet (descheduled
+			 * on a loaded machine): this is no end, wait for it */
+			unlock();
+			continue;
+		}
+		if (st != TLM__RUNNING) {
+			unlock();
+			return NULL;
+		}
+		tlm__wm_drain(false);
+		W.drained_ns = tlm__now_ns();
+		unlock();
+	}
+}
+
+void tlm__writer_kick(void)
+{
+	if (!atomic_exchange_explicit(&kick_word, 1, memory_order_acq_rel))
+		syscall(SYS_futex, (uint32_t *)&kick_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- header */
+
+static char **read_cmdline(uint32_t *argc)
+{
+	static char buf[65536];
+	static char *argv[1024];
+	*argc = 0;
+	FILE *f = fopen("/proc/self/cmdline", "re");
+	if (!f)
+		return argv;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (size_t i = 0; i < n && *argc < 1024;) {
+		argv[(*argc)++] = &buf[i];
+		i += strlen(&buf[i]) + 1;
+	}
+	return argv;
+}
+
+/* ---------------------------------------------------------- properties */
+
+void tlm__writer_prop(const char *key, const char *value)
+{
+	lock();
+	size_t i = 0;
+	while (i < nprops && strcmp(props[i].key, key))
+		i++;
+	if (i == NPROPS) {
+		unlock();
+		return; /* the keys are ours and few: cannot happen */
+	}
+	nprops += i == nprops;
+	snprintf(props[i].key, sizeof props[i].key, "%s", key);
+	snprintf(props[i].value, sizeof props[i].value, "%s", value);
+	if (W.props_live && !tlm__wf.failed)
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, props[i].key, props[i].value));
+	unlock();
+}
+
+/* Caller holds the lock; a new trace gets every property set so far. */
+static void props_start(void)
+{
+	for (size_t i = 0; i < nprops && !tlm__wf.failed; i++)
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, props[i].key, props[i].value));
+	W.props_live = true;
+}
+
+void tlm__writer_note_start(void)
+{
+	struct timespec rt, mt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	atomic_store(&start_realtime, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+	atomic_store(&start_monotonic, (uint64_t)mt.tv_sec * 1000000000ull + (uint64_t)mt.tv_nsec);
+}
+
+int tlm__writer_start(void)
+{
+	char path[4200];
+	if (tlm__output_expand(tlm__cfg.output, path, sizeof path) != 0)
+		return -1;
+	int fd = tlm__output_create(path, tlm__wf.path, sizeof tlm__wf.path);
+	if (fd < 0)
+		return -1;
+	fd = tlm__fd_adopt(fd, tlm__wf.path);
+	tlm__manifest_add(tlm__wf.path);
+	static struct tlm_trace_header h;
+	memset(&h, 0, sizeof h);
+	h.version = TLM_TRACE_VERSION;
+	h.flags = tlm__cfg.drop ? TLM_TRACE_F_DROP_MODE : 0;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	if (!atomic_load(&start_realtime))
+		tlm__writer_note_start();
+	h.start_realtime_ns = atomic_load(&start_realtime);
+	h.start_monotonic_ns = atomic_load(&start_monotonic);
+	h.clock_id = CLOCK_MONOTONIC;
+	h.stack_depth = tlm__cfg.stack_depth;
+	if (gethostname(h.host, sizeof h.host - 1) != 0)
+		strcpy(h.host, "unknown");
+	ssize_t l = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
+	h.exe[l > 0 ? l : 0] = 0;
+	snprintf(h.tlm_version, sizeof h.tlm_version, "%s", TLM_VERSION);
+	h.argv = read_cmdline(&h.argc);
+	tlm__wf.fd = fd;
+	tlm__wf.failed = false;
+	tlm__wf.next_seq = 0;
+	int err = 0;
+	tlm__wf.tw = tlm_tw_open(&h, sink, NULL, 64 * 1024, tlm__cfg.compress, &err);
+	if (!tlm__wf.tw) {
+		tlm__log("cannot start the trace %s: %s; recording is off", tlm__wf.path, strerror(err ? -err : ENOMEM));
+		close(fd);
+		unlink(tlm__wf.path);
+		tlm__wf.fd = -1;
+		return -1;
+	}
+	lock();
+	tlm__wi_prepare();
+	tlm__wf_check(tlm__modules_sync(tlm__wf.tw));
+	props_start();
+	W.drained_ns = tlm__now_ns(); /* its first drain is due within TLM_DRAIN_MS */
+	unlock();
+	/* the writer must never take the host's signals */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	W.thread_started = rc == 0;
+	if (rc != 0)
+		tlm__log("cannot start the writer thread: %s; events are written synchronously", strerror(rc));
+	return 0;
+}
+
+/* Drains on the calling thread: when there is no writer thread (start
+ * failed, after the final flush) or before dlclose/exec. */
+void tlm__writer_drain_sync(void)
+{
+	lock();
+	tlm__wm_drain(false);
+	unlock();
+}
+
+/* The same, waiting at most ms for the lock: before a host's dlclose, which
+ * may come from inside a dl_iterate_phdr callback (the loader lock held)
+ * while the writer thread, holding our lock, waits for that loader lock in
+ * its module scan. Giving up costs only the symbols of stacks into an
+ * object that is really unloaded; waiting would hang the host. */
+bool tlm__writer_drain_sync_bounded(unsigned ms)
+{
+	if (!trylock_for_ms(ms))
+		return false;
+	tlm__wm_drain(false);
+	unlock();
+	return true;
+}
+
+/* A producer whose ring stayed full for 2 ms (recorder.c): with the writer
+ * thread alive but not scheduled, drain as the hot path may (no allocation,
+ * no loader lock: tlm__wm_drain_help); with none, or none that drained for
+ * a second past two of its intervals (what the producer leaves may wait for
+ * it), do all of its work. */
+void tlm__writer_help_drain(void)
+{
+	lock();
+	uint64_t late_ns = 1000000000ull + 2ull * tlm__cfg.drain_ms * 1000000ull;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started &&
+	    tlm__now_ns() - W.drained_ns < late_ns)
+		tlm__wm_drain_help();
+	else
+		tlm__wm_drain(false);
+	unlock();
+}
+
+/* ---------------------------------------------------------------- ends */
+
+void tlm__writer_finish(void)
+{
+	lock();
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+		unlock();
+		return;
+	}
+	tlm__wm_drain(false);
+	/* give producers caught mid-event a moment to publish */
+	for (int i = 0; i < 20 && tlm__wf.next_seq < atomic_load(&tlm__seq); i++) {
+		struct timespec ms = {0, 500000};
+		nanosleep(&ms, NULL);
+		tlm__wm_drain(false);
+	}
+	tlm__wm_drain_final();
+	tlm__stack_report();
+	if (tlm__wf.order_errors)
+		tlm__log("internal error: %llu events out of sequence", (unsigned long long)tlm__wf.order_errors);
+	W.props_live = false; /* nothing after END */
+	if (!tlm__wf.failed) {
+		tlm__wf_check(tlm_tw_end(tlm__wf.tw, tlm__now_ns()));
+	}
+	atomic_store_explicit(&tlm__state, TLM__CLOSED, memory_order_release);
+	unlock();
+	tlm__writer_kick(); /* the thread sees CLOSED and exits at once */
+	if (W.thread_started && !pthread_equal(W.thread, pthread_self())) {
+		pthread_join(W.thread, NULL);
+		W.thread_started = false;
+	}
+}
+
+void tlm__writer_signal(int signo)
+{
+	if (!tlm__wf.tw || !trylock_for_ms(200))
+		return;
+	tlm__wm_drain(true);
+	if (!tlm__wf.failed) {
+		tlm__wf_check(tlm_tw_signal(tlm__wf.tw, signo));
+		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+	}
+	unlock();
+}
+
+void tlm__writer_end_now(int signo, const char *how)
+{
+	/* the writer may be descheduled holding the lock on a loaded machine:
+	 * wait for it, unless this very thread holds it (a handler that
+	 * interrupted a drain), bounded all the same */
+	if (!tlm__wf.tw)
+		return;
+	if (holding) { /* finish the drain it interrupted first: unlock() ends the trace */
+		if (signo)
+			tlm__term_pending = signo;
+		return;
+	}
+	if (!trylock_for_ms(5000))
+		return;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING) {
+		unlock();
+		return;
+	}
+	/* every call that returned before us is below this; a thread still inside
+	 * a call holds the watermark until it returns, which on a loaded machine
+	 * can take a few time slices: wait for it, at most 1 s */
+	uint64_t target = atomic_load(&tlm__seq), until = tlm__now_ns() + 1000000000ull;
+	tlm__wm_drain(true);
+	while (tlm__wf.next_seq < target && tlm__now_ns() < until) {
+		struct timespec t = {0, 200000};
+		nanosleep(&t, NULL);
+		tlm__wm_drain(true);
+	}
+	if (!tlm__wf.failed) {
+		if (signo)
+			tlm__wf_check(tlm_tw_signal(tlm__wf.tw, signo));
+		else {
+			tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", how));
+			tlm__wf_check(tlm_tw_end(tlm__wf.tw, tlm__now_ns()));
+		}
+		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+	}
+	atomic_store_explicit(&tlm__state, TLM__CLOSED, memory_order_release);
+	/* the lock stays held: the process is going */
+}
+
+static bool exec_locked;
+
+void tlm__writer_exec_begin(void)
+{
+	lock();
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING || !tlm__wf.tw) {
+		unlock();
+		return;
+	}
+	tlm__wm_drain(false);
+	if (!tlm__wf.failed) {
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", "exec"));
+		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
+	}
+	exec_locked = true;
+}
+
+void tlm__writer_exec_failed(void)
+{
+	if (!exec_locked)
+		return;
+	exec_locked = false;
+	if (!tlm__wf.failed)
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", "")); /* not the end after all */
+	unlock();
+}
+
+const char *tlm__writer_path(void)
+{
+	return tlm__wf.tw ? tlm__wf.path : NULL;
+}
+
+uint64_t tlm__writer_order_errors(void)
+{
+	return tlm__wf.order_errors;
+}
+
+/* ---------------------------------------------------------------- fork */
+
+void tlm__writer_atfork_prepare(void)
+{
+	lock();
+}
+
+void tlm__writer_atfork_parent(void)
+{
+	unlock();
+}
+
+/* The child has only the forking thread: it drops the parent's trace (that
+ * file stays the parent's) and starts its own at its first event. */
+void tlm__writer_atfork_child(void)
+{
+	int s = atomic_load(&tlm__state);
+	if (tlm__wf.tw)
+		tlm_tw_close(tlm__wf.tw);
+	tlm__wf.tw = NULL;
+	if (tlm__wf.fd >= 0)
+		close(tlm__wf.fd);
+	tlm__wf.fd = -1;
+	tlm__wm_reset_child();
+	tlm__wi_reset();
+	tlm__wf.next_seq = tlm__wf.order_errors = tlm__wf.discarded = tlm__wf.late = 0;
+	tlm__wf.bypassed = false;
+	tlm__wf.failed = false;
+	W.thread_started = false;
+	W.props_live = false;
+	tlm__modules_reset();
+	tlm__ring_reset_all_child();
+	tlm__writer_note_start();
+	if (s != TLM__OFF)
+		atomic_store(&tlm__state, TLM__UNINIT);
+	atomic_store(&kick_word, 0);
+	unlock();
+}
