@@ -8,8 +8,9 @@ set -eu
 # g++: the C++ doubles of PyTorch's libc10 (tests/torch) and C++ symbols (tests/analysis)
 # binutils (objcopy), libc6-dbg: stripped and separate-debug modules (tests/analysis)
 # python3, python3-venv, python3-pip: the checkers, the venvs, the CUDA wheels
+# libncurses-dev: tlm top's screen; tmux: its tests in a real terminal (tests/live)
 # Under CI=true a test whose prerequisite is missing fails (tests/common/skip.sh).
-PKGS="gcc g++ libc6-dev libc6-dbg binutils meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium valgrind python3 python3-venv python3-pip"
+PKGS="gcc g++ libc6-dev libc6-dbg binutils meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium valgrind python3 python3-venv python3-pip libncurses-dev tmux"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

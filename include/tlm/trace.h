@@ -16,6 +16,7 @@
 #ifndef TLM_TRACE_H
 #define TLM_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -230,8 +231,20 @@ struct tlm_integrity_error {
 struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen);
 const struct tlm_trace_header *tlm_reader_header(const struct tlm_reader *r);
 /* Next record: 1 = got one, 0 = end of file. Damaged chunks are skipped (the
- * reader resynchronises on the next chunk) and listed as integrity errors. */
+ * reader resynchronises on the next chunk) and listed as integrity errors.
+ * In follow mode, TLM_READER_AGAIN where the file ends for now. */
 int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec);
+/* Follow mode (a trace still being written, tlm top): the end of the file is
+ * not the end of the trace. Where the file ends on a chunk boundary, inside a
+ * chunk (the writer is writing it) or after damage with no good chunk after
+ * it yet, tlm_reader_next() returns TLM_READER_AGAIN and concludes nothing:
+ * call it again once the file grew. Turned off, the next call reads the rest
+ * as an ordinary reader would (truncation, damage at the end) and the state
+ * becomes final. The state accessors are valid so far in between. */
+#define TLM_READER_AGAIN (-1)
+void tlm_reader_follow(struct tlm_reader *r, bool on);
+/* The file offset up to which the trace has been read (the next chunk's). */
+uint64_t tlm_reader_offset(const struct tlm_reader *r);
 enum tlm_trace_state tlm_reader_state(const struct tlm_reader *r); /* valid at end */
 /* Valid at end: for a CLEAN trace, how the process ended: "exit", "_exit"
  * (or "_Exit"), "exec" (its image replaced; PROP "end"); else NULL. */

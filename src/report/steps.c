@@ -67,8 +67,10 @@ static size_t at(const struct sweep *s, size_t step, int device)
 	return step * s->ncol + (size_t)s->idx[device];
 }
 
+/* base: the bytes live on each device from before the first record (0 for a
+ * whole run, see window_base). */
 static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, size_t k, uint64_t tend,
-		 struct sweep *s)
+		 const uint64_t *base, struct sweep *s)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct tlm__srec *r = &recs[i];
@@ -96,7 +98,8 @@ static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, size
 			d[nd++] = (struct delta){r->fev, r->ft, -(int64_t)r->size, r->device};
 	}
 	qsort(d, nd, sizeof *d, by_ord);
-	uint64_t cur[TLM__STEPS_MAX_DEV] = {0};
+	uint64_t cur[TLM__STEPS_MAX_DEV];
+	memcpy(cur, base, sizeof cur);
 	size_t j = 0;        /* steps started so far */
 	bool ended = false;
 	for (size_t i = 0; i < nd; i++) {
@@ -440,7 +443,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	st->device = recs[f->pos[0]].device;
 	st->kind = recs[f->pos[0]].mkind;
 	st->step_sites = f->nstep_sites;
-	if (sweep(recs, n, f->pos, k, tend, &sw))
+	if (sweep(recs, n, f->pos, k, tend, rec->base, &sw))
 		goto out;
 	int dv = st->device >= 0 && st->device < TLM__STEPS_MAX_DEV ? st->device : 0;
 	for (size_t j = 0; j < k; j++) {
@@ -489,6 +492,29 @@ out:
 	return rc;
 }
 
+/* A window that began mid-run: what was allocated before its first record
+ * and is still live now was live all through it, so every step's peak counts
+ * it (what of it was freed inside the window is not known: earlier steps'
+ * peaks may be that much low, never high). */
+static void window_base(struct tlm__steps_rec *rec, const struct tlm__srec *recs, size_t n,
+			const struct tlm__replay *rp)
+{
+	memset(rec->base, 0, sizeof rec->base);
+	if (!rec->window)
+		return;
+	for (size_t a = 0; a < rp->accts.n; a++) {
+		const struct tlm__acct *x = &rp->accts.a[a];
+		if (x->mkind == TLM_MEM_DEVICE && x->device >= 0 && x->device < TLM__STEPS_MAX_DEV)
+			rec->base[x->device] = x->allocated;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct tlm__srec *x = &recs[i];
+		if (x->mkind == TLM_MEM_DEVICE && x->device >= 0 && x->device < TLM__STEPS_MAX_DEV &&
+		    x->fev == UINT64_MAX)
+			rec->base[x->device] -= rec->base[x->device] < x->size ? rec->base[x->device] : x->size;
+	}
+}
+
 int tlm__steps_finish(struct tlm__steps_rec *rec, const struct tlm__replay *rp, struct tlm_report *r)
 {
 	struct tlm_report_steps *st = calloc(1, sizeof *st);
@@ -498,6 +524,7 @@ int tlm__steps_finish(struct tlm__steps_rec *rec, const struct tlm__replay *rp, 
 	st->truncated = rec->full;
 	size_t n = allocated_layer(rec->r, rec->n, rp);
 	st->recorded = n;
+	window_base(rec, rec->r, n, rp);
 	struct tlm__steps_found f;
 	uint64_t run_end = rp->end_marked && rp->end_t >= rp->first_t ? rp->end_t : rp->last_t;
 	if (tlm__steps_detect(rec->r, n, rp->first_t, run_end, &f))

@@ -36,6 +36,11 @@ struct tlm__steps_rec {
 	size_t n, cap;
 	struct tlm__live_map map; /* (ns, addr) -> record index (in .size) */
 	bool map_ok, full;
+	/* The records began mid-run (tlm top's rolling window): the allocated
+	 * bytes live before the first record and still live count in every
+	 * step's peak (base, per device, set by tlm__steps_finish). */
+	bool window;
+	uint64_t base[TLM__STEPS_MAX_DEV];
 	uint64_t dropped;
 	struct {
 		bool known;

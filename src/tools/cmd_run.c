@@ -22,10 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_run_live.h"
 #include "cmd_run_simulate.h"
 #include "cmds.h"
 
-#define RUN_USAGE "usage: tlm run [-o PATH] [-f] [--no-summary] [--simulate SIZE[,SIZE...] [--devices N]] -- CMD [ARGS...]\n"
+#define RUN_USAGE "usage: tlm run [-o PATH] [-f] [--no-summary] [--live] [--simulate SIZE[,SIZE...] [--devices N]] -- CMD [ARGS...]\n"
 
 static int usage(void)
 {
@@ -46,6 +47,9 @@ static const char run_help[] =
 	"                       an existing file is never replaced, a symbolic link never followed\n"
 	"  -f, --force          replace an existing regular file at PATH\n"
 	"  --no-summary         do not print the end-of-run report\n"
+	"  --live               show the run's GPU memory while it runs (the tlm top screen;\n"
+	"                       CMD's output is shown after it ends); text on stderr\n"
+	"                       without a terminal (docs/top.md)\n"
 	"  --simulate SIZES     run on the simulated CUDA device (no GPU): e.g. 80G, or 80G,40G\n"
 	"                       for one device per size (docs/simulate.md)\n"
 	"  --devices N          with --simulate: N devices of the (one) size\n"
@@ -104,7 +108,7 @@ static int check_output(const char *output, int force)
 int tlm_cmd_run(int argc, char **argv)
 {
 	const char *output = NULL;
-	int summary = 1, force = 0, i = 1, sim;
+	int summary = 1, force = 0, live = 0, i = 1, sim;
 	for (; i < argc; i++) {
 		if ((sim = tlm_simulate_option(argc, argv, &i)) != 0) {
 			if (sim < 0)
@@ -122,6 +126,8 @@ int tlm_cmd_run(int argc, char **argv)
 			force = 1;
 		} else if (!strcmp(argv[i], "--no-summary")) {
 			summary = 0;
+		} else if (!strcmp(argv[i], "--live")) {
+			live = 1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(run_help, stdout);
 			return TLM_EXIT_OK;
@@ -158,6 +164,11 @@ int tlm_cmd_run(int argc, char **argv)
 	}
 	if (mfd >= 0)
 		close(mfd);
+	/* --live on a terminal: the screen takes it, the program's output waits in a file */
+	bool screen = live && mfd >= 0 && tlm__run_live_tty();
+	char logpath[PATH_MAX] = "";
+	int logfd = screen ? tlm__run_live_log(logpath, sizeof logpath) : -1;
+	screen = logfd >= 0;
 	/* the signals to forward and SIGCHLD are taken synchronously
 	 * (sigwaitinfo), never by a handler */
 	sigset_t block, oldmask;
@@ -172,6 +183,7 @@ int tlm_cmd_run(int argc, char **argv)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		if (mfd >= 0)
 			unlink(manifest);
+		tlm__run_live_output(logfd, logpath);
 		return 1;
 	}
 	if (pid == 0) {
@@ -191,12 +203,14 @@ int tlm_cmd_run(int argc, char **argv)
 		if (mfd >= 0)
 			setenv("TLM_RUN_MANIFEST", manifest, 1);
 		setenv("TLM_SUMMARY", "0", 1); /* tlm run prints it */
+		tlm__run_live_child(logfd);
 		execvp(argv[i], argv + i);
 		fprintf(stderr, "tlm run: cannot run %s: %s\n", argv[i], strerror(errno));
 		_exit(127);
 	}
 	int st = 1 << 8;
-	for (;;) {
+	bool waited = live && mfd >= 0 && tlm__run_live(pid, argv[i], manifest, &block, &st, screen) == 0;
+	while (!waited) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			break;
@@ -213,6 +227,7 @@ int tlm_cmd_run(int argc, char **argv)
 			kill(pid, sig);
 	}
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	tlm__run_live_output(logfd, logpath); /* what the program printed while the screen was up */
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 127)) /* 127: could not run it, nothing recorded */
 		tlm_run_report(manifest, argv[i], (int)pid, summary);

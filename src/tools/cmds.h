@@ -19,6 +19,7 @@ int tlm_cmd_report(int argc, char **argv);
 int tlm_cmd_run(int argc, char **argv);
 int tlm_cmd_diff(int argc, char **argv);
 int tlm_cmd_whatif(int argc, char **argv);
+int tlm_cmd_top(int argc, char **argv);
 
 #include <stdint.h>
 

@@ -20,6 +20,7 @@ static int cmd_help(int argc, char **argv);
 static const struct cmd cmds[] = {
 	{"info", tlm_cmd_info, "TRACE", "summarise a trace: header, counts, state, damage"},
 	{"report", tlm_cmd_report, "[OPTIONS] TRACE", "memory report (text, json, html, chrome, collapsed)"},
+	{"top", tlm_cmd_top, "[OPTIONS] TRACE|DIR", "watch GPU memory while the program runs (its trace as it is written)"},
 	{"run", tlm_cmd_run, "[OPTIONS] -- CMD [ARGS]", "run CMD under libtlm.so, then print its report"},
 	{"diff", tlm_cmd_diff, "[OPTIONS] BASE NEW", "compare two runs site by site; a CI gate on leak growth"},
 	{"whatif", tlm_cmd_whatif, "[OPTIONS] TRACE", "replay PyTorch's allocator under other settings: what avoids the OOM"},

@@ -11,6 +11,7 @@
 #ifndef TLM_TRACE_RD_H
 #define TLM_TRACE_RD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,7 @@ struct tlm_reader {
 	uint64_t pos;       /* offset of the next chunk to examine */
 	size_t crc_budget;  /* bytes a resynchronisation scan may still CRC */
 	int done;
+	bool follow;        /* tlm_reader_follow(): the file may still grow */
 
 	/* Payload being decoded. */
 	const uint8_t *p, *end;

@@ -5,6 +5,9 @@
  * decompresses it and hands the payload to decode.c. Damage is recorded as
  * integrity errors and skipped by resynchronising on the next chunk whose CRC
  * verifies; a file cut inside its last chunk is a truncation, not damage.
+ * In follow mode (tlm top) the end of the file is only where the writer has
+ * got to: a cut last chunk, or damage with nothing after it yet, is waited
+ * for, not concluded on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -263,12 +266,22 @@ static uint64_t resync(struct tlm_reader *r, uint64_t off, uint64_t *short_off,
 	}
 }
 
+/* Follow mode: the reader goes on from off once the file grew. */
+static int wait_at(struct tlm_reader *r, uint64_t off)
+{
+	r->pos = off;
+	if (rewind_to(r, off))
+		return TLM_READER_AGAIN;
+	r->done = 1; /* cannot seek back: nothing more can be read */
+	return 0;
+}
+
 /* After damage at off: finds the next good chunk, records one error.
  * natural: where the next chunk starts if the damaged chunk's length field is
  * right (UINT64_MAX if unknown). When the scan finds no good chunk before it
  * and a chunk header that merely fails its CRC sits there, the reader goes
  * there, so each of several damaged chunks in a row is reported on its own. */
-static void recover(struct tlm_reader *r, uint64_t off, const char *what, uint64_t natural)
+static int recover(struct tlm_reader *r, uint64_t off, const char *what, uint64_t natural)
 {
 	uint64_t short_off;
 	struct ckinfo sci;
@@ -276,28 +289,32 @@ static void recover(struct tlm_reader *r, uint64_t off, const char *what, uint64
 	if (next != UINT64_MAX && next == natural) {
 		add_error(r, off, "%s", what);
 		r->pos = next;
-		return;
+		return 0;
 	}
 	if (natural != UINT64_MAX && natural < next) {
 		/* resync() moved past natural; look again from there. */
 		if (rewind_to(r, natural) && check_chunk(r, natural, &sci, 0) == CK_BAD_CRC) {
 			add_error(r, off, "%s", what);
 			r->pos = natural;
-			return;
+			return 0;
 		}
 	}
 	if (next != UINT64_MAX) {
 		add_error(r, off, "%s, resynchronised at offset %llu", what, (unsigned long long)next);
 		r->pos = next;
-		return;
+		return 0;
 	}
+	if (r->follow) /* a good chunk may still be written after the damage: look again later */
+		return wait_at(r, off);
 	add_error(r, off, "%s, no valid chunk after it", what);
 	if (short_off != UINT64_MAX)
 		note_truncation(r, short_off, sci.have, sci.want);
 	r->done = 1;
+	return 0;
 }
 
-/* Positions the decoder on the next good chunk. 0 at end of file. */
+/* Positions the decoder on the next good chunk. 0 at end of file;
+ * TLM_READER_AGAIN in follow mode where the file ends for now. */
 static int next_chunk(struct tlm_reader *r)
 {
 	char what[160];
@@ -306,6 +323,8 @@ static int next_chunk(struct tlm_reader *r)
 		uint64_t off = r->pos;
 		switch (check_chunk(r, off, &ci, 0)) {
 		case CK_EOF:
+			if (r->follow)
+				return TLM_READER_AGAIN;
 			r->done = 1;
 			break;
 		case CK_NOMEM:
@@ -313,16 +332,19 @@ static int next_chunk(struct tlm_reader *r)
 			r->done = 1;
 			break;
 		case CK_BAD_MAGIC:
-			recover(r, off, "bad chunk magic", UINT64_MAX);
+			if (recover(r, off, "bad chunk magic", UINT64_MAX))
+				return TLM_READER_AGAIN;
 			break;
 		case CK_BAD_HDR:
 			snprintf(what, sizeof what, "bad chunk header (%s)", ci.why);
-			recover(r, off, what, UINT64_MAX);
+			if (recover(r, off, what, UINT64_MAX))
+				return TLM_READER_AGAIN;
 			break;
 		case CK_BAD_CRC:
 			snprintf(what, sizeof what, "chunk checksum mismatch (expected 0x%08x, got 0x%08x)",
 				 ci.crc_want, ci.crc_got);
-			recover(r, off, what, off + TLM__CHUNK_HDR + ci.disk);
+			if (recover(r, off, what, off + TLM__CHUNK_HDR + ci.disk))
+				return TLM_READER_AGAIN;
 			break;
 		case CK_SHORT: {
 			/* The file ends inside this chunk: a cut, unless a good chunk
@@ -330,6 +352,8 @@ static int next_chunk(struct tlm_reader *r)
 			uint64_t short_off;
 			struct ckinfo sci;
 			uint64_t next = resync(r, off + 1, &short_off, &sci);
+			if (next == UINT64_MAX && r->follow) /* the writer is still writing it */
+				return wait_at(r, off);
 			if (next == UINT64_MAX) {
 				note_truncation(r, off, ci.have, ci.want);
 				r->done = 1;
@@ -389,6 +413,8 @@ static int next_chunk(struct tlm_reader *r)
 
 int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec)
 {
+	if (r->follow && !r->ioerr)
+		r->eof = 0; /* the file may have grown since */
 	for (;;) {
 		if (r->p < r->end) {
 			const char *why;
@@ -407,9 +433,20 @@ int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec)
 					  r->nrec_hdr, r->nrec);
 		}
 		r->p = r->end = NULL;
-		if (!next_chunk(r))
-			return 0;
+		int k = next_chunk(r);
+		if (k <= 0)
+			return k;
 	}
+}
+
+void tlm_reader_follow(struct tlm_reader *r, bool on)
+{
+	r->follow = on;
+}
+
+uint64_t tlm_reader_offset(const struct tlm_reader *r)
+{
+	return r->pos;
 }
 
 /* ---- open / accessors ------------------------------------------------- */
