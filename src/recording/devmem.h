@@ -58,7 +58,7 @@ void tlm__wd_writer_thread(void) TLM_HIDDEN; /* marks the writer thread */
 /* ---- nvml_dl.c (writer thread) ---- */
 /* NVML's processes on CUDA device `device`; status as in tlm_rec_devprocs. */
 void tlm__nvml_procs(int device, struct tlm_rec_devprocs *out) TLM_HIDDEN;
-void tlm__nvml_forbid_load(void) TLM_HIDDEN; /* from now on, no dlopen of NVML (a vfork child's exit) */
+void tlm__nvml_open(void) TLM_HIDDEN; /* load and init NVML: on the thread that starts the recording, never the writer */
 
 /* ---- driver_query.c ---- */
 bool tlm__device_mem_info(int16_t device, uint64_t *free_b, uint64_t *total) TLM_HIDDEN;

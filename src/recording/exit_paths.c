@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "recording/edges.h"
-#include "recording/devmem.h"
 #include "recording/ring.h"
 
 #define RTLD_NEXT_HANDLE ((void *)-1l)
@@ -237,7 +236,6 @@ static void parent_end(void *unused)
 	(void)unused;
 	atomic_store(&parent_end_armed, 0);
 	if (tlm__forkguard_mine() && atomic_load(&tlm__state) == TLM__RUNNING) {
-		tlm__nvml_forbid_load();
 		tlm__writer_finish();
 		tlm__summary(tlm__writer_path());
 	}
