@@ -12,8 +12,8 @@ else
 	sim="$b/src/sim"
 	echo "tlm: no NVIDIA driver found; running the demo on the simulated device"
 fi
-LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$b/src/tools/tlm" run --force --output "$out" -- "$b/tools/demo/tlm-demo"
+LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$b/src/command/tlm" run --force --output "$out" -- "$b/tools/demo/tlm-demo"
 echo
-"$b/src/tools/tlm" info "$out"
+"$b/src/command/tlm" info "$out"
 echo
-echo "the whole story: $b/src/tools/tlm report $out"
+echo "the whole story: $b/src/command/tlm report $out"

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "job.h"
-#include "report/chrome_out.h"
-#include "report/render.h"
+#include "render/chrome_out.h"
+#include "render/render.h"
 
 static void meta(FILE *f, bool *first, uint32_t pid, const char *what, const char *key, const char *sval,
 		 uint64_t uval)

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff/json_in.h"
+#include "encoders/json_in.h"
 #include "job_devmem.h"
-#include "report/devmem.h"
-#include "report/json_out.h"
-#include "report/render.h"
+#include "analysis/devmem.h"
+#include "encoders/json_out.h"
+#include "render/render.h"
 
 void tlm_job_devmem_free(struct tlm_job_devmem *d)
 {

@@ -3,7 +3,7 @@
  * job_devmem.h - the device's own view in the job report (docs/job.md):
  * per process, its device memory at its reserved peak split into tracked,
  * its untracked share and other processes, and its first OOM's diagnosis
- * line (src/report/devmem.h). Kept per process in a few words; read from a
+ * line (src/analysis/devmem.h). Kept per process in a few words; read from a
  * trace, a tlm-report/1 or a tlm-job/1 file alike, so merges keep it. A
  * process without device samples has none, and the job report then prints
  * and writes exactly what it did before.

@@ -14,7 +14,7 @@
 
 #include "diff/diff.h"
 #include "job_diff.h"
-#include "report/render.h"
+#include "render/render.h"
 
 #define MESSAGE_MAX 4096 /* of one process's gate message (stderr) */
 

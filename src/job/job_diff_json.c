@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "job_diff.h"
-#include "report/json_out.h"
+#include "encoders/json_out.h"
 
 static void k_str(struct tlm__json *js, const char *key, const char *v)
 {

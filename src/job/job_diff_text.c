@@ -10,7 +10,7 @@
 
 #include "diff/diff.h"
 #include "job_diff.h"
-#include "report/render.h"
+#include "render/render.h"
 
 static const char *plural(size_t n, const char *one, const char *many)
 {

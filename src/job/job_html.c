@@ -19,10 +19,10 @@
 
 #include "job.h"
 #include "job_timeline_js.h"
-#include "report/b64.h"
-#include "report/html.h"
-#include "report/json_out.h"
-#include "report/render.h"
+#include "encoders/b64.h"
+#include "render/html.h"
+#include "encoders/json_out.h"
+#include "render/render.h"
 #include "tlm_config.h"
 
 static const char css[] =

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff/json_in.h"
+#include "encoders/json_in.h"
 #include "job.h"
 #include "job_devmem.h"
 

@@ -15,7 +15,7 @@
 
 #include "job.h"
 #include "job_devmem.h"
-#include "report/report.h"
+#include "analysis/report.h"
 
 struct paths {
 	char **v;

@@ -11,8 +11,8 @@
 
 #include "job.h"
 #include "job_devmem.h"
-#include "report/json_out.h"
-#include "report/render.h"
+#include "encoders/json_out.h"
+#include "render/render.h"
 
 void tlm_job_iso_time(char *buf, size_t n, uint64_t ns)
 {

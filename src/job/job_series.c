@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "job.h"
-#include "report/report.h"
+#include "analysis/report.h"
 
 static void emit(struct tlm_job_series *s, const struct tlm_report_point *p)
 {

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/report_steps.h"
+#include "analysis/report_steps.h"
 
 #define TLM_LIVE_HIST 300      /* seconds of history kept per (device, kind) */
 #define TLM_LIVE_DEVS 8        /* (device, kind) rows kept per trace */

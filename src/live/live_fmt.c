@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "live_fmt.h"
-#include "report/render.h"
+#include "render/render.h"
 
 const char *const tlm_live_sort_names[TLM_LIVE_NSORT] = {"bytes", "growth", "count", "newest"};
 

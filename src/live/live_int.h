@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "live.h"
-#include "report/internal.h"
-#include "report/steps_internal.h"
+#include "analysis/internal.h"
+#include "analysis/steps_internal.h"
 
 /* ---- steps on a rolling window (live_steps.c) ----------------------------
  * Two of the analysis's step recorders, staggered by half a window: a new one

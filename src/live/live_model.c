@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "live_int.h"
-#include "report/render.h" /* tlm__cupti_prop */
+#include "render/render.h" /* tlm__cupti_prop */
 
 #define CHECK_NS 500000000ull   /* an idle trace's process is looked at twice a second */
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "live_int.h"
-#include "report/render.h"
+#include "render/render.h"
 
 void tlm__lhist_advance(struct tlm__lhist *h, int64_t sec); /* live_model.c */
 

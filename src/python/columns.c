@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
+#include "encoders/json_out.h"
 #include "tlm/trace.h"
 #include "tlm_config.h"
 #include "tlmpy.h"

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "json_out.h"
-#include "render.h"
-#include "report.h"
+#include "encoders/json_out.h"
+#include "render/render.h"
+#include "analysis/report.h"
 #include "tlmpy.h"
 
 TLM_PY_API struct tlm_report *tlm_py_report(const char *path, char *err, size_t errlen)

@@ -34,9 +34,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cuda_abi.h"
 #include "common/cupti_abi.h"
+#include "recording/config.h"
 #include "recording/cupti_int.h"
-#include "recording/shim.h"
+#include "recording/guard.h"
+#include "recording/log.h"
+#include "recording/realsym.h"
+#include "recording/recorder.h"
 
 static struct {
 	tlm_cupti_result (*subscribe)(tlm_cupti_subscriber *, tlm_cupti_callback_fn, void *);

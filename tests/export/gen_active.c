@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report/export.h"
-#include "report/report.h"
+#include "render/export.h"
+#include "analysis/report.h"
 #include "../report/rt.h"
 
 #define MiB (1ull << 20)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pickle_check.c - writes, with src/report/pickle_out.c, a pickle of the
+ * pickle_check.c - writes, with src/encoders/pickle_out.c, a pickle of the
  * values the writer must get exactly right; check_pickle.py loads it with
  * Python's pickle and compares it with the values it expects.
  *   pickle_check OUT.pickle
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/pickle_out.h"
+#include "encoders/pickle_out.h"
 
 int main(int argc, char **argv)
 {

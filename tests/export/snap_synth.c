@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report/export.h"
+#include "render/export.h"
 #include "../report/rt.h"
 
 #define MiB (1ull << 20)

@@ -16,9 +16,9 @@
 
 #include "../report/rt.h"
 #include "diff/diff.h"
-#include "diff/json_in.h"
-#include "json_out.h"
-#include "report/export.h"
+#include "encoders/json_in.h"
+#include "encoders/json_out.h"
+#include "render/export.h"
 #include "xt.h"
 
 #define MS RT_MS

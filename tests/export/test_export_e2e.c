@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "../shim/e2e.h"
-#include "diff/json_in.h"
+#include "encoders/json_in.h"
 #include "export_workload.h"
 
 static struct run runs[2];

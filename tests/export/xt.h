@@ -6,7 +6,7 @@
 #ifndef TLM_TESTS_XT_H
 #define TLM_TESTS_XT_H
 
-/* after cmocka.h, rt.h and diff/json_in.h */
+/* after cmocka.h, rt.h and encoders/json_in.h */
 static inline struct tlm_report *build(struct rt *t, uint64_t end_t, char **pathp)
 {
 	char *path = rt_close(t, true, end_t);

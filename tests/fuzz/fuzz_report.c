@@ -13,7 +13,7 @@
  * Stacks are symbolized by a stand-in resolver that returns hostile names
  * (quotes, backslashes, control bytes, invalid UTF-8, very long names): the
  * real symbolizer would open the ELF files the fuzzed module records name,
- * which is the symbolizer's own test's business (tests/analysis), not a
+ * which is the symbolizer's own test's business (tests/symbolize), not a
  * property of the trace bytes.
  */
 #include <stdio.h>
@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "fuzz_input.h"
-#include "report/export.h"
-#include "report/report.h"
+#include "render/export.h"
+#include "analysis/report.h"
 
 static char long_name[3000];
 

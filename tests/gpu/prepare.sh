@@ -12,7 +12,7 @@ rm -rf .gpu
 mkdir -p .gpu/bin .gpu/lib .gpu/toollib
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 cp build/src/recording/libtlm.so .gpu/lib/
-cp build/src/tools/tlm build/tests/gpu/trace_check .gpu/bin/
+cp build/src/command/tlm build/tests/gpu/trace_check .gpu/bin/
 # libtlm.so's own dependencies that a CUDA image lacks (libunwind); the tools
 # get every non-glibc dependency, in a directory only they use.
 for l in $(ldd .gpu/lib/libtlm.so | awk '/libunwind/ {print $3}'); do cp -L "$l" .gpu/lib/; done

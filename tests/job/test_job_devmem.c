@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "diff/json_in.h"
+#include "encoders/json_in.h"
 #include "job/job.h"
 #include "report/rt.h"
 

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "job/job.h"
-#include "report/report.h"
+#include "analysis/report.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report/report.h"
+#include "analysis/report.h"
 
 #define LIVE 1000
 #define STACKS 50

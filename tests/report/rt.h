@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/report.h"
+#include "analysis/report.h"
 #include "tlm/trace.h"
 
 #define RT_START 1000000000ULL /* header start_monotonic_ns */

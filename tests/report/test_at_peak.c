@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "export.h"
+#include "render/export.h"
 #include "rt.h"
 
 #define MS RT_MS

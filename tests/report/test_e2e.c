@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "../shim/e2e.h"
-#include "report/report.h"
+#include "analysis/report.h"
 #include "report_workload.h"
 
 static struct run run;

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
-#include "json_out.h"
+#include "analysis/internal.h"
+#include "encoders/json_out.h"
 #include "rt.h"
 
 #define MS RT_MS

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "../report/rt.h"
-#include "report/report_steps.h"
+#include "analysis/report_steps.h"
 
 #define MS RT_MS
 #define DEV0 0x7f0000000000ull

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "../shim/e2e.h"
-#include "report/report.h"
+#include "analysis/report.h"
 
 #define MiB (1ull << 20)
 

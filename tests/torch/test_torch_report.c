@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "../report/rt.h"
-#include "export.h"
+#include "render/export.h"
 #include "tlm/event.h"
 
 #define MiB (1ull << 20)

@@ -5,7 +5,7 @@
  * At exit, once the trace is complete, libtlm runs `tlm report --summary
  * TRACE` with its output on our stderr: the analysis lives in the tool, not in
  * the process being watched. The tool is found through $TLM_TOOL, else next to
- * libtlm.so (build tree ../tools/tlm, install prefix ../bin/tlm or
+ * libtlm.so (build tree ../command/tlm, install prefix ../bin/tlm or
  * ../../bin/tlm). Without it, one line says where the trace is. The tool runs
  * as a child the host cannot see (spawn_quiet.c).
  */
@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
+#include "recording/config.h"
+#include "recording/log.h"
+#include "recording/writer/summary.h"
 
 extern char **environ;
 
@@ -38,7 +40,7 @@ static int find_tool(char *out, size_t len)
 	if (!slash)
 		return -1;
 	*slash = 0;
-	static const char *const rel[] = {"../tools/tlm", "../bin/tlm", "../../bin/tlm"};
+	static const char *const rel[] = {"../command/tlm", "../bin/tlm", "../../bin/tlm"};
 	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
 		snprintf(out, len, "%s/%s", dir, rel[i]);
 		struct stat st;

@@ -51,7 +51,7 @@ def segment(n):
 
 
 def human(b):
-    """tlm's byte format (src/report/fmt.c)."""
+    """tlm's byte format (src/render/fmt.c)."""
     v, u = float(b), 0
     while v >= 1023.95 and u < 6:
         v, u = v / 1024, u + 1

@@ -29,8 +29,8 @@ while [ $i -lt "$rounds" ]; do
 	i=$((i + 1))
 	echo "round $i"
 	one plain env LD_PRELOAD="$pre" "$py" "$src/bench.py" --steps "$steps"
-	one tlm "$b/src/tools/tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 1G -- "$py" "$src/bench.py" --steps "$steps"
-	one tlm-python-only env TLM_STACK_DEPTH=0 "$b/src/tools/tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 1G -- \
+	one tlm "$b/src/command/tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 1G -- "$py" "$src/bench.py" --steps "$steps"
+	one tlm-python-only env TLM_STACK_DEPTH=0 "$b/src/command/tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 1G -- \
 		"$py" "$src/bench.py" --steps "$steps"
 	one torch-recorder env LD_PRELOAD="$pre" "$py" "$src/bench.py" --steps "$steps" --history
 done
