@@ -12,11 +12,11 @@
 set -u
 case=$1 tlm=$2 src=$3
 here=$(dirname "$0")
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 if [ ! -x "$py" ] || ! "$py" -c 'import torch' >/dev/null 2>&1; then
-	echo "SKIP: no PyTorch venv at $venv (tools/torch-venv.sh): tlm's snapshot was not compared with PyTorch's"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): tlm's snapshot was not compared with PyTorch's"
 fi
 work=$(mktemp -d /tmp/tlm-real-snapshot-XXXXXX)
 trap 'rm -rf "$work"' EXIT

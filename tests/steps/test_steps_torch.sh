@@ -9,14 +9,11 @@ set -u
 tlm=$1 src=$2
 rec=${TLM_TEST_RECORDER:-$tlm}
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
-	echo "no PyTorch venv at $venv: real-PyTorch steps not tested"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch steps not tested"
 fi
-if ! "$rec" run --help 2>&1 | grep -q -- --simulate; then
-	echo "tlm run has no --simulate: real-PyTorch steps not tested"
-	exit 77
-fi
+"$rec" run --help 2>&1 | grep -q -- --simulate || tlm_skip simulate "tlm run has no --simulate: real-PyTorch steps not tested"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 one() { # tag ckpt leak
