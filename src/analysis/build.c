@@ -25,7 +25,7 @@ static int copy_header(struct tlm_report *rep, const struct tlm_trace_header *h,
 	rep->job.ppid = h->ppid;
 	snprintf(rep->job.host, sizeof rep->job.host, "%s", h->host);
 	rep->job.start_realtime_ns = h->start_realtime_ns;
-	rep->job.rank = rep->job.local_rank = rep->job.world_size = -1;
+	rep->job.rank = rep->job.local_rank = rep->job.world_size = rep->job.exit_status = -1;
 	rep->exe = dup_or_empty(h->exe);
 	rep->argv = calloc(h->argc + 1, sizeof *rep->argv);
 	if (!rep->exe || !rep->argv)
@@ -142,6 +142,12 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 			tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
 					sizeof rep->cupti_detail);
 			tlm__job_prop(&rep->job, &rec->u.prop);
+			if (!strcmp(rec->u.prop.key, "torch.alloc_conf")) {
+				rep->alloc_conf_known = true;
+				size_t l = strnlen(rec->u.prop.value, sizeof rep->alloc_conf - 1);
+				memcpy(rep->alloc_conf, rec->u.prop.value, l);
+				rep->alloc_conf[l] = 0;
+			}
 			break;
 		case TLM_REC_SIGNAL:
 			if (!have_signal)
@@ -157,7 +163,10 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		if (rp.oom_error)
 			goto nomem;
 	}
-	if (finish_reader(rep, rd) || tlm__replay_finish(&rp) || tlm__steps_finish(&sr, &rp, rep))
+	if (finish_reader(rep, rd) || tlm__replay_finish(&rp))
+		goto nomem;
+	tlm__outcome_finish(rep, &rp);
+	if (tlm__steps_finish(&sr, &rp, rep))
 		goto nomem;
 	struct tlm__devmem_col *dmc = dm;
 	dm = NULL; /* finish frees it, whatever happens */

@@ -348,10 +348,12 @@ bool tlm_report_stack_cut(struct tlm_report *r, uint32_t stack_id)
  * rarely where the user can change anything. */
 static const char *const not_own[] = {
 	"libcuda", "libcudart", "libtlm", "libnccl", "libcublas", "libc10",
-	"libtorch", "libpython", "ld-linux", "libc.so",
+	"libtorch", "libpython", "ld-linux", "libc.so", "libcudnn", "libstdc++",
+	"libgcc_s", "libm.so", "libpthread", "libnvrtc", "libcufft", "libcusparse",
+	"libcusolver", "libcurand", "libnvJitLink", "libtriton",
 };
 
-static bool own_code(const struct tlm_frame *f)
+bool tlm__frame_own(const struct tlm_frame *f)
 {
 	if (f->kind == TLM_FRAME_PYTHON)
 		return true;
@@ -365,12 +367,78 @@ static bool own_code(const struct tlm_frame *f)
 	return true;
 }
 
+/* A Python file of the interpreter's or of an installed package: not the
+ * program's own (site-packages, dist-packages, the standard library,
+ * frozen modules). */
+static bool py_library(const char *file)
+{
+	if (!file || !*file)
+		return true;
+	if (file[0] == '<')
+		return true; /* <frozen importlib._bootstrap>, <string> */
+	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return true;
+	for (const char *p = file; (p = strstr(p, "/lib/python")); p++)
+		if (p[11] >= '0' && p[11] <= '9')
+			return true; /* .../lib/python3.X/...: the standard library */
+	return false;
+}
+
+bool tlm__frame_user(const struct tlm_frame *f)
+{
+	if (f->kind == TLM_FRAME_PYTHON)
+		return !py_library(f->file);
+	return tlm__frame_own(f);
+}
+
+bool tlm__autograd_node(const struct tlm_frame *f, char *buf, size_t n)
+{
+	const char *fn = f->function;
+	if (!fn || f->kind == TLM_FRAME_PYTHON)
+		return false;
+	/* torch::autograd::generated::ConvolutionBackward0::apply(...),
+	 * ...::AddmmBackward0_apply_functional(...), torch::autograd::AccumulateGrad::apply */
+	const char *e = strstr(fn, "::apply");
+	const char *b = strstr(fn, "Backward");
+	if (b && (!e || b < e)) {
+		const char *x = b + 8;
+		while (*x >= '0' && *x <= '9')
+			x++;
+		if (x == b + 8 || (strncmp(x, "::apply", 7) && strncmp(x, "_apply", 6)))
+			return false;
+		const char *s = b;
+		while (s > fn && s[-1] != ':' && s[-1] != ' ')
+			s--;
+		snprintf(buf, n, "%.*s", (int)(x - s), s);
+		return true;
+	}
+	if (e && strstr(fn, "torch::autograd::AccumulateGrad::apply") == fn) {
+		snprintf(buf, n, "AccumulateGrad");
+		return true;
+	}
+	return false;
+}
+
+/* The site's name: its first frame in the program's own files; else the
+ * autograd node that made it (PyTorch's backward thread: native frames
+ * only); else its first frame outside the libraries; else the first named
+ * (symbolized) frame, never an address while a name is on the stack. */
 const struct tlm_frame *tlm_report_useful_frame(struct tlm_report *r, uint32_t stack_id)
 {
 	const struct tlm_frame *f;
 	size_t n = tlm_report_frames(r, stack_id, &f);
+	char node[128];
 	for (size_t i = 0; i < n; i++)
-		if (own_code(&f[i]))
+		if (tlm__frame_user(&f[i]) && f[i].function)
+			return &f[i];
+	for (size_t i = 0; i < n; i++)
+		if (tlm__autograd_node(&f[i], node, sizeof node))
+			return &f[i];
+	for (size_t i = 0; i < n; i++)
+		if (tlm__frame_own(&f[i]) && f[i].function)
+			return &f[i];
+	for (size_t i = 0; i < n; i++)
+		if (f[i].function)
 			return &f[i];
 	return n ? &f[0] : NULL;
 }

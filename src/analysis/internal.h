@@ -233,6 +233,16 @@ struct tlm__replay {
 	bool probe_pending;
 	uint32_t probe_thread;
 	uint64_t probe_stream, probe_size, probe_ev;
+	/* OOM outcomes (oom_outcome.c): the driver failure whose retry is
+	 * watched, and the last failure not recovered (a death's candidate). */
+	struct {
+		bool open;
+		uint64_t ev, size, t, freed, frees;
+		uint32_t thread;
+		int16_t device;
+	} watch;
+	uint64_t last_oom_ev, allocs_after_oom;
+	uint32_t last_oom_thread;
 	/* Called where a new reserved peak is settled (its fragmentation taken
 	 * from the live layout): the segment map copies the layout there. */
 	void (*on_settle)(void *ctx, const struct tlm__replay *rp, const struct tlm__acct *a);
@@ -339,5 +349,20 @@ int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *
 /* Sites group Python stacks by their Python frames: the id that stands for
  * all stacks with the same frames as this one (id itself when not Python). */
 uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id);
+/* oom_outcome.c: after each event (frees: with the size it released), and
+ * once the run is read (the exit status known): each OOM's outcome. */
+void tlm__outcome_event(struct tlm__replay *rp, const struct tlm_event *ev);
+void tlm__outcome_free(struct tlm__replay *rp, const struct tlm_event *ev, uint64_t size, bool block);
+void tlm__outcome_finish(struct tlm_report *rep, const struct tlm__replay *rp);
+
+/* frames.c: whether a frame is in the program's own code (Python, or a module
+ * that is not libcuda, libtorch, libpython, libc, ...). */
+bool tlm__frame_own(const struct tlm_frame *f);
+/* A frame of the program's own files: own code, and for Python not the
+ * interpreter's standard library nor an installed package (site-packages). */
+bool tlm__frame_user(const struct tlm_frame *f);
+/* An autograd node's apply (ConvolutionBackward0, AddmmBackward0,
+ * AccumulateGrad): its name into buf. */
+bool tlm__autograd_node(const struct tlm_frame *f, char *buf, size_t n);
 
 #endif

@@ -31,6 +31,8 @@ void tlm__job_prop(struct tlm_report_job *j, const struct tlm_rec_prop *p)
 		j->world_size = parse_int(p->value);
 	else if (!strcmp(p->key, "origin"))
 		j->forked = !strcmp(p->value, "fork");
+	else if (!strcmp(p->key, "exit.status"))
+		j->exit_status = parse_int(p->value);
 }
 
 static const char *base(const char *path)
@@ -92,4 +94,9 @@ void tlm__job_json(struct tlm__json *j, const struct tlm_report *r)
 	tlm__json_str(j, r->job.forked ? "fork" : "");
 	tlm__json_key(j, "end_how");
 	tlm__json_str(j, r->end_how);
+	tlm__json_key(j, "exit_status");
+	if (r->job.exit_status >= 0)
+		tlm__json_i64(j, r->job.exit_status);
+	else
+		tlm__json_null(j);
 }

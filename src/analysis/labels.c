@@ -12,12 +12,18 @@
  *  2. sites that would still read alike get the first frame where they
  *     differ (up to two more frames, then their stack id);
  *  3. the device, when the screen holds more than one.
+ * The site's frame is its first in the program's own files, with the
+ * library function it allocated through beside it ("main (train.py:41) via
+ * Linear.forward (linear.py:134)"); on PyTorch's backward thread the
+ * autograd node that made it ("ConvolutionBackward0 (autograd's backward)");
+ * never an address while a named frame is on the stack (frames.c).
  * Cost: O(n log n) string compares per screen, pairwise work only inside a
  * group of alike sites (at most LBL_GROUP_MAX of them).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/internal.h"
 #include "render/render.h"
 
 #define LBL_CTX_TOP 10     /* headline sites per section that define "shared code" */
@@ -141,9 +147,22 @@ static void render_one(struct lbl *l, bool show_dev, const char *sep)
 		return;
 	}
 	for (size_t i = 0; i < l->nshown && p < end - 1; i++) {
-		char fr[512];
-		tlm__frame_text(fr, sizeof fr, &l->s.f[l->shown[i]]);
+		char fr[512], node[128];
+		const struct tlm_frame *x = &l->s.f[l->shown[i]];
+		if (tlm__autograd_node(x, node, sizeof node))
+			snprintf(fr, sizeof fr, "%s (autograd's backward)", node);
+		else
+			tlm__frame_text(fr, sizeof fr, x);
 		p += snprintf(p, (size_t)(end - p), "%s%s", i ? sep : "", fr);
+		/* the library function the program's line allocated through: the
+		 * innermost named frame (Linear.forward, not torch's call plumbing) */
+		size_t at = l->shown[i], v = 0;
+		while (v < at && !l->s.f[v].function)
+			v++;
+		if (!i && at == l->s.u && v < at && tlm__frame_user(x) && !tlm__frame_user(&l->s.f[v]) && p < end - 1) {
+			tlm__frame_text(fr, sizeof fr, &l->s.f[v]);
+			p += snprintf(p, (size_t)(end - p), " via %s", fr);
+		}
 	}
 	if (l->by_id && p < end - 1)
 		snprintf(p, (size_t)(end - p), " (stack %u)", l->stack_id);

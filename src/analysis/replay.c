@@ -370,6 +370,7 @@ static void free_event(struct tlm__replay *rp, const struct tlm_event *ev)
 	struct tlm__acct *a = e->ns == TLM__NS_BLOCK && e->mkind != 0xff ? acct(rp, e->device, e->mkind) : NULL;
 	if ((ev->flags & TLM_EVF_GC_FREED) && !(ev->flags & TLM_EVF_FINALIZING) && e->mkind != 0xff)
 		gc_add(rp, e);
+	tlm__outcome_free(rp, ev, e->size, e->ns == TLM__NS_BLOCK);
 	release(rp, e, ev->time_ns, true);
 	if (a)
 		settle(rp, a);
@@ -432,6 +433,8 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev0)
 	case TLM_OP_POOL_TRIM: rep->pool_trims++; break;
 	default: rep->unknown_events++; break;
 	}
+	if (ev->op == TLM_OP_ALLOC && known_kind)
+		tlm__outcome_event(rp, ev);
 }
 
 void tlm__replay_end(struct tlm__replay *rp, uint64_t t)

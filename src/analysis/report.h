@@ -39,6 +39,15 @@ enum tlm_report_exit { TLM_REPORT_CLEAN = 0, TLM_REPORT_SIGNAL = 1, TLM_REPORT_T
 
 enum tlm_oom_verdict { TLM_OOM_EXHAUSTION = 0, TLM_OOM_FRAGMENTATION = 1 };
 
+/* What followed a failed allocation (docs/report.md, OUT OF MEMORY):
+ * raised: the program got the error (PyTorch: an OutOfMemoryError) and went
+ * on; recovered: the same thread freed memory and the same request then
+ * succeeded (PyTorch's allocator freeing its cache and retrying: the
+ * program saw nothing); fatal: the process died of it (it ended by a signal
+ * or with a non-zero exit status, and the thread allocated nothing after
+ * its last unrecovered failure). */
+enum tlm_oom_outcome { TLM_OOM_RAISED = 0, TLM_OOM_RECOVERED = 1, TLM_OOM_FATAL = 2 };
+
 /* One point of a device's memory over time (export.h explains the
  * downsampling): the bytes reserved and allocated from t_ns on. */
 struct tlm_report_point {
@@ -118,6 +127,10 @@ struct tlm_report_oom {
 	                                  * (PyTorch's "Tried to allocate"), 0 when none */
 	uint32_t thread;                 /* trace thread index */
 	uint64_t event;                  /* ordinal (1-based) of the failed allocation */
+	int outcome;                     /* enum tlm_oom_outcome */
+	uint64_t retry_freed;            /* recovered: bytes the thread freed before the retry succeeded */
+	uint64_t retry_frees;            /*   in that many frees (cached segments released) */
+	int64_t retry_ns;                /*   from the failure to the successful retry */
 };
 
 /* The process's place in its job (docs/job.md): header fields and the PROP
@@ -128,6 +141,7 @@ struct tlm_report_job {
 	uint64_t start_realtime_ns;     /* CLOCK_REALTIME at the trace's start_monotonic_ns */
 	int64_t rank, local_rank, world_size; /* -1: not set */
 	bool forked;                    /* a fork child of a traced process (origin=fork) */
+	int64_t exit_status;            /* PROP exit.status: what exit() got (main's return); -1 unknown */
 };
 
 struct tlm__report_priv;
@@ -156,6 +170,7 @@ struct tlm_report {
 	uint64_t failed_allocations;     /* failures other than out of memory */
 	uint64_t failed_frees;           /* frees that returned an error (free nothing) */
 	uint64_t ooms_total;             /* ooms[] keeps the first TLM_REPORT_MAX_OOMS */
+	uint64_t ooms_by_outcome[3];     /* of ooms[], by enum tlm_oom_outcome */
 	uint64_t pool_creates, pool_destroys, pool_trims;
 	uint64_t unknown_events;         /* ops/kinds this version does not know */
 	uint64_t churn_untracked;        /* frees not grouped: churn table full */
@@ -168,6 +183,9 @@ struct tlm_report {
 	 * "held", "absent", "unusable", "off", "skipped"; "" when not recorded */
 	char cupti_state[16];
 	char cupti_detail[512];
+	/* PyTorch's allocator settings as torch read them (PROP torch.alloc_conf) */
+	bool alloc_conf_known;
+	char alloc_conf[256];
 	/* sections, sorted as documented */
 	size_t ndevices;
 	struct tlm_report_device *devices;   /* by device, then kind */

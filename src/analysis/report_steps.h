@@ -49,6 +49,9 @@ struct tlm_report_forecast {
 	uint64_t steps_to_oom;           /* more steps until the peak no longer fits */
 	double seconds_to_oom;
 	bool steady;                     /* the growth was the same in every measured step */
+	bool modelled;                   /* steps_to_oom from the steady step replayed through the allocator's
+	                                  * model (cache, rounding, fragmentation); else the linear rule */
+	uint64_t linear_steps;           /* what the linear rule says: (capacity - last peak) / growth */
 };
 
 /* Checkpointing estimate for segments of `every` consecutive instances. */
@@ -58,7 +61,7 @@ struct tlm_report_ckpt {
 	uint64_t rule_peak;              /* the rule of thumb: peak - (1 - 1/every) x activations */
 };
 
-#define TLM_REPORT_MAX_CKPT 3
+#define TLM_REPORT_MAX_CKPT 4 /* every 1, 2, 3 and round(sqrt(instances)) */
 
 /* Activations of one function (its frame: the innermost of the program's own
  * code) at the peak of the steady step with the highest peak. */
@@ -73,6 +76,15 @@ struct tlm_report_act {
 	double forward_s;                /* from its first to its last allocation in the step */
 	size_t nckpt;                    /* estimates (only for the largest repeated function) */
 	struct tlm_report_ckpt ckpt[TLM_REPORT_MAX_CKPT];
+};
+
+/* One repeating phase of the run (docs/report.md, "Phases"): its own steps,
+ * step leaks and forecast in st (found is true there). */
+struct tlm_report_phase {
+	const char *name;                /* "training", "micro-steps", "evaluation" (static) */
+	bool training;                   /* a backward pass or an optimizer step is seen in its steps */
+	int inside;                      /* index of the phase whose steps hold these; -1 none */
+	struct tlm_report_steps *st;     /* the primary phase's is the report's steps itself */
 };
 
 struct tlm_report_steps {
@@ -102,9 +114,23 @@ struct tlm_report_steps {
 	size_t act_step;                 /* the step whose peak is analysed */
 	uint64_t act_peak;               /* that step's peak */
 	uint64_t act_bytes;              /* of which activations */
+	/* every phase, by the time its first step began (the report's steps
+	 * only; the fields above are those of the primary phase: the training
+	 * one, else the strongest) */
+	/* the run died of out of memory (a fatal OOM on the step device): no
+	 * forecast; the step it died in (1-based, count + 1: after the last) */
+	bool died;
+	size_t died_step;
+	int64_t died_ns;
+	uint64_t died_requested;
+	int died_verdict;                /* enum tlm_oom_verdict */
+	size_t nphases;
+	struct tlm_report_phase *phases;
+	size_t primary;                  /* index of the phase the fields above describe */
 };
 
-/* The step-leak entry of a (device, stack) site, or NULL. */
+/* The step-leak entry of a (device, stack) site in any phase, or NULL
+ * (the training phase's first). */
 const struct tlm_report_step_leak *tlm_report_step_leak(const struct tlm_report *r, int device, uint32_t stack_id);
 
 #endif

@@ -10,21 +10,6 @@
 
 #include "analysis/steps_internal.h"
 
-/* Keeps the records counted at their (device, kind)'s allocated layer. */
-static size_t allocated_layer(struct tlm__srec *recs, size_t n, const struct tlm__replay *rp)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		bool keep = !recs[i].block;
-		for (size_t a = 0; a < rp->accts.n; a++)
-			if (rp->accts.a[a].device == recs[i].device && rp->accts.a[a].mkind == recs[i].mkind)
-				keep = rp->accts.a[a].has_blocks ? recs[i].block : !recs[i].block;
-		if (keep)
-			recs[k++] = recs[i];
-	}
-	return k;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -69,8 +54,8 @@ static size_t at(const struct sweep *s, size_t step, int device)
 
 /* base: the bytes live on each device from before the first record (0 for a
  * whole run, see window_base). */
-static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, size_t k, uint64_t tend,
-		 const uint64_t *base, struct sweep *s)
+static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, const uint64_t *stop_ev, size_t k,
+		 uint64_t tend, const uint64_t *base, struct sweep *s)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct tlm__srec *r = &recs[i];
@@ -115,7 +100,7 @@ static int sweep(const struct tlm__srec *recs, size_t n, const size_t *pos, size
 		}
 		int v = d[i].dev;
 		cur[v] = (uint64_t)((int64_t)cur[v] + d[i].bytes);
-		if (j && !ended) {
+		if (j && !ended && d[i].ord < stop_ev[j - 1]) { /* another phase's unit stops the step */
 			size_t x = at(s, j - 1, v);
 			if (cur[v] > s->peak[x]) {
 				s->peak[x] = cur[v];
@@ -263,7 +248,7 @@ static void forecast(struct tlm_report_steps *st, const struct tlm__steps_rec *r
 		fc->capacity_source = rec->cap_[v].source;
 		uint64_t room = fc->capacity > fc->last_peak ? fc->capacity - fc->last_peak : 0;
 		fc->known = true;
-		fc->steps_to_oom = room / fc->growth_per_step;
+		fc->steps_to_oom = fc->linear_steps = room / fc->growth_per_step;
 		fc->seconds_to_oom = (double)fc->steps_to_oom * st->seconds_per_step;
 	}
 	st->nforecast = nf;
@@ -277,6 +262,16 @@ static bool same_frame(const struct tlm_frame *a, const struct tlm_frame *b)
 		return !strcmp(a->function, b->function) && a->line == b->line &&
 		       (a->file && b->file ? !strcmp(a->file, b->file) : a->file == b->file);
 	return !a->function && !b->function && a->ip == b->ip;
+}
+
+/* The outermost frames of two stacks: the same thread's entry. */
+static bool same_root(const struct tlm_frame *a, const struct tlm_frame *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->function && b->function)
+		return !strcmp(a->function, b->function);
+	return !a->function && !b->function;
 }
 
 static void driving(struct tlm_report *r, struct tlm_report_steps *st, const struct tlm__steps_found *f)
@@ -296,17 +291,43 @@ static void driving(struct tlm_report *r, struct tlm_report_steps *st, const str
 	for (size_t v = 0; v < f->nsites && seen < 64; v++) {
 		if (!f->step_site[v] || f->site_stack[v] == anchor)
 			continue;
-		seen++;
 		const struct tlm_frame *b;
 		size_t bn = tlm_report_frames(r, f->site_stack[v], &b);
+		if (!bn || !same_root(&b[bn - 1], &a[an - 1]))
+			continue; /* autograd's thread: other frames, no loop of the program's */
+		seen++;
 		size_t c = 0;
 		while (c < an && c < bn && same_frame(&a[an - 1 - c], &b[bn - 1 - c]))
 			c++;
 		if (c < common)
 			common = c;
 	}
+	/* the loop's function when its steps call from several lines of it
+	 * (forward-backward, then the optimizer step) */
+	bool same_fn = common < an;
+	for (size_t v = 0, seen2 = 0; v < f->nsites && seen2 < 64 && same_fn; v++) {
+		if (!f->step_site[v] || f->site_stack[v] == anchor)
+			continue;
+		const struct tlm_frame *b;
+		size_t bn = tlm_report_frames(r, f->site_stack[v], &b);
+		if (!bn || !same_root(&b[bn - 1], &a[an - 1]))
+			continue;
+		seen2++;
+		const struct tlm_frame *x = &a[an - 1 - common], *y = common < bn ? &b[bn - 1 - common] : NULL;
+		same_fn = y && x->function && y->function && !strcmp(x->function, y->function);
+	}
+	/* a loop in one function called once (from libc's start, a module's
+	 * top level): that function drives the steps */
+	if (same_fn && common < an && common &&
+	    (!tlm__frame_own(&a[an - common]) ||
+	     (a[an - common].function && !strcmp(a[an - common].function, "<module>"))))
+		common++;
+	size_t df = common ? an - common : an - 1;
+	/* never a library's frame (a decorator, a framework's loop): its caller */
+	while (df + 1 < an && !tlm__frame_user(&a[df]))
+		df++;
 	free(a);
-	st->driving_frame = common ? an - common : an - 1;
+	st->driving_frame = df;
 	size_t n2 = tlm_report_frames(r, anchor, &af);
 	if (st->driving_frame < n2) {
 		st->driving = af[st->driving_frame];
@@ -318,7 +339,7 @@ static void driving(struct tlm_report *r, struct tlm_report_steps *st, const str
 
 /* Adds the step leaks live at the end that the time rule did not call leaks
  * (r->leaks has room for every live site). */
-static void merge_leaks(struct tlm_report *r, const struct tlm_report_steps *st)
+void tlm__steps_merge_leaks(struct tlm_report *r, const struct tlm_report_steps *st)
 {
 	for (size_t i = 0; i < st->nleaks; i++) {
 		const struct tlm_report_step_leak *l = &st->leaks[i];
@@ -378,12 +399,27 @@ out:
 	return best;
 }
 
-static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm__steps_rec *rec,
-		   const struct tlm__replay *rp, struct tlm__srec *recs, size_t n, const struct tlm__steps_found *f)
+/* The first boundary (record index, sorted bnd) after record i; n when none. */
+static size_t next_bound(const size_t *bnd, size_t nb, size_t i, size_t n)
+{
+	size_t lo = 0, hi = nb;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (bnd[mid] <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nb ? bnd[lo] : n;
+}
+
+int tlm__steps_analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm__steps_rec *rec,
+		       const struct tlm__replay *rp, struct tlm__srec *recs, size_t n, const struct tlm__steps_found *f,
+		       const size_t *bnd, size_t nb, bool primary)
 {
 	size_t k = f->k;
 	uint64_t run_end = rp->end_marked && rp->end_t >= rp->first_t ? rp->end_t : rp->last_t;
-	uint64_t *t0 = calloc(k + 1, sizeof *t0);
+	uint64_t *t0 = calloc(k + 1, sizeof *t0), *t1 = calloc(k + 1, sizeof *t1), *stop = calloc(k + 1, sizeof *stop);
 	size_t *end_idx = calloc(k + 1, sizeof *end_idx);
 	int64_t *dur = calloc(k + 1, sizeof *dur);
 	bool *typical = NULL;
@@ -391,17 +427,27 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	int rc = -1;
 	st->step = calloc(k, sizeof *st->step);
 	st->forecast = calloc(TLM__STEPS_MAX_DEV, sizeof *st->forecast);
-	if (!t0 || !end_idx || !dur || !st->step || !st->forecast)
+	if (!t0 || !t1 || !stop || !end_idx || !dur || !st->step || !st->forecast)
 		goto out;
+	/* a step ends where the next begins, or where another phase's unit does */
 	for (size_t j = 0; j < k; j++) {
 		t0[j] = recs[f->pos[j]].t;
+		size_t b = next_bound(bnd, nb, f->pos[j], n);
 		end_idx[j] = j + 1 < k ? f->pos[j + 1] : n;
+		if (b < end_idx[j])
+			end_idx[j] = b;
 	}
+	for (size_t j = 0; j + 1 < k; j++) {
+		t1[j] = end_idx[j] < f->pos[j + 1] ? recs[end_idx[j]].t : t0[j + 1];
+		stop[j] = end_idx[j] < f->pos[j + 1] ? recs[end_idx[j]].ev : UINT64_MAX;
+	}
+	size_t last_bound = end_idx[k - 1];
+	stop[k - 1] = last_bound < n ? recs[last_bound].ev : UINT64_MAX;
 	/* The last step: no next start; it ends a typical step after its start,
 	 * and before the first allocation, after its last step-site allocation,
 	 * of a site no earlier step allocated (an evaluation phase). */
 	size_t last_step_alloc = f->pos[k - 1];
-	for (size_t i = f->pos[k - 1]; i < n; i++)
+	for (size_t i = f->pos[k - 1]; i < last_bound; i++)
 		if (f->step_site[recs[i].site])
 			last_step_alloc = i;
 	size_t nd = 0;
@@ -422,7 +468,9 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 		first[v] = SIZE_MAX;
 	for (size_t i = n; i-- > 0;)
 		first[recs[i].site] = i;
-	for (size_t i = last_step_alloc + 1; i < n && recs[i].t <= tend; i++) {
+	if (last_bound < n && recs[last_bound].t < tend)
+		tend = recs[last_bound].t > recs[last_step_alloc].t ? recs[last_bound].t : recs[last_step_alloc].t;
+	for (size_t i = last_step_alloc + 1; i < last_bound && recs[i].t <= tend; i++) {
 		if (first[recs[i].site] >= f->pos[k - 1]) {
 			tend = recs[i].t;
 			break;
@@ -430,6 +478,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 		end_idx[k - 1] = i + 1;
 	}
 	free(first);
+	t1[k - 1] = tend;
 	st->count = k;
 	typical = calloc(k + 1, sizeof *typical);
 	if (!typical)
@@ -443,23 +492,23 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 	st->device = recs[f->pos[0]].device;
 	st->kind = recs[f->pos[0]].mkind;
 	st->step_sites = f->nstep_sites;
-	if (sweep(recs, n, f->pos, k, tend, rec->base, &sw))
+	if (sweep(recs, n, f->pos, stop, k, tend, rec->base, &sw))
 		goto out;
 	int dv = st->device >= 0 && st->device < TLM__STEPS_MAX_DEV ? st->device : 0;
 	for (size_t j = 0; j < k; j++) {
 		struct tlm_report_step *s = &st->step[j];
 		s->start_ns = (int64_t)(t0[j] - rp->start);
-		s->end_ns = (int64_t)((j + 1 < k ? t0[j + 1] : tend) - rp->start);
+		s->end_ns = (int64_t)(t1[j] - rp->start);
 		s->allocs = end_idx[j] - f->pos[j];
 		s->peak = sw.used[dv] ? sw.peak[at(&sw, j, dv)] : 0;
 		s->live_at_start = sw.used[dv] ? sw.start[at(&sw, j, dv)] : 0;
 		s->steady = j >= st->first_steady;
 		/* memory made in the step, held at its peak, freed before it ended */
-		uint64_t pev = sw.used[dv] ? sw.peak_ev[at(&sw, j, dv)] : 0, t1 = j + 1 < k ? t0[j + 1] : tend;
+		uint64_t pev = sw.used[dv] ? sw.peak_ev[at(&sw, j, dv)] : 0;
 		for (size_t i = f->pos[j]; i < end_idx[j]; i++) {
 			const struct tlm__srec *x = &recs[i];
 			if (x->device == st->device && x->mkind == TLM_MEM_DEVICE && x->ev <= pev && x->fev > pev &&
-			    x->fev != UINT64_MAX && x->ft < t1)
+			    x->fev != UINT64_MAX && x->ft < t1[j])
 				s->held_at_peak += x->size;
 		}
 		uint64_t *pk = s->steady ? &st->steady_peak : &st->warmup_peak;
@@ -470,6 +519,12 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 		goto out;
 	forecast(st, rec, &sw);
 	driving(r, st, f);
+	if (primary && tlm__steps_forecast_model(r, st, recs, n, f, end_idx, tend, rp->start))
+		goto out;
+	if (!primary) {
+		rc = 0;
+		goto out;
+	}
 	/* activations at the highest steady peak (the last step only when alone) */
 	/* steps allocating like most do (not those an evaluation or a
 	 * checkpoint save between steps falls in), the last only when alone */
@@ -479,7 +534,7 @@ static int analyse(struct tlm_report *r, struct tlm_report_steps *st, struct tlm
 			pj = j;
 	if (pj == SIZE_MAX)
 		pj = st->first_steady;
-	if (tlm__steps_activations(r, st, recs, n, pj, t0[pj], pj + 1 < k ? t0[pj + 1] : tend,
+	if (tlm__steps_activations(r, st, recs, n, pj, t0[pj], t1[pj],
 				   sw.used[dv] ? sw.peak_ev[at(&sw, pj, dv)] : 0))
 		goto out;
 	rc = 0;
@@ -487,82 +542,48 @@ out:
 	sweep_free(&sw);
 	free(typical);
 	free(t0);
+	free(t1);
+	free(stop);
 	free(end_idx);
 	free(dur);
 	return rc;
 }
 
-/* A window that began mid-run: what was allocated before its first record
- * and is still live now was live all through it, so every step's peak counts
- * it (what of it was freed inside the window is not known: earlier steps'
- * peaks may be that much low, never high). */
-static void window_base(struct tlm__steps_rec *rec, const struct tlm__srec *recs, size_t n,
-			const struct tlm__replay *rp)
+static void free_one(struct tlm_report_steps *st)
 {
-	memset(rec->base, 0, sizeof rec->base);
-	if (!rec->window)
-		return;
-	for (size_t a = 0; a < rp->accts.n; a++) {
-		const struct tlm__acct *x = &rp->accts.a[a];
-		if (x->mkind == TLM_MEM_DEVICE && x->device >= 0 && x->device < TLM__STEPS_MAX_DEV)
-			rec->base[x->device] = x->allocated;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct tlm__srec *x = &recs[i];
-		if (x->mkind == TLM_MEM_DEVICE && x->device >= 0 && x->device < TLM__STEPS_MAX_DEV &&
-		    x->fev == UINT64_MAX)
-			rec->base[x->device] -= rec->base[x->device] < x->size ? rec->base[x->device] : x->size;
-	}
-}
-
-int tlm__steps_finish(struct tlm__steps_rec *rec, const struct tlm__replay *rp, struct tlm_report *r)
-{
-	struct tlm_report_steps *st = calloc(1, sizeof *st);
-	if (!st)
-		return -1;
-	r->steps = st;
-	st->truncated = rec->full;
-	size_t n = allocated_layer(rec->r, rec->n, rp);
-	st->recorded = n;
-	window_base(rec, rec->r, n, rp);
-	struct tlm__steps_found f;
-	uint64_t run_end = rp->end_marked && rp->end_t >= rp->first_t ? rp->end_t : rp->last_t;
-	if (tlm__steps_detect(rec->r, n, rp->first_t, run_end, &f))
-		return -1;
-	int rc = 0;
-	if (!f.k) {
-		st->why_not = n ? "no allocation sequence repeats (no site allocates the same number of times in each "
-				  "of 3 or more segments)"
-				: "no allocations";
-	} else {
-		st->found = true;
-		rc = analyse(r, st, rec, rp, rec->r, n, &f);
-		if (!rc) {
-			merge_leaks(r, st);
-			qsort(r->leaks, r->nleaks, sizeof *r->leaks, tlm__site_by_bytes);
-		}
-	}
-	tlm__steps_found_free(&f);
-	return rc;
+	free(st->step);
+	free(st->leaks);
+	free(st->forecast);
+	free(st->act);
 }
 
 void tlm__steps_free(struct tlm_report_steps *st)
 {
 	if (!st)
 		return;
-	free(st->step);
-	free(st->leaks);
-	free(st->forecast);
-	free(st->act);
+	for (size_t i = 0; i < st->nphases; i++)
+		if (st->phases[i].st && st->phases[i].st != st) {
+			free_one(st->phases[i].st);
+			free(st->phases[i].st);
+		}
+	free(st->phases);
+	free_one(st);
 	free(st);
 }
 
 const struct tlm_report_step_leak *tlm_report_step_leak(const struct tlm_report *r, int device, uint32_t stack_id)
 {
-	if (!r->steps)
+	const struct tlm_report_steps *st = r->steps;
+	if (!st)
 		return NULL;
-	for (size_t i = 0; i < r->steps->nleaks; i++)
-		if (r->steps->leaks[i].device == device && r->steps->leaks[i].stack_id == stack_id)
-			return &r->steps->leaks[i];
+	for (size_t i = 0; i < st->nleaks; i++)
+		if (st->leaks[i].device == device && st->leaks[i].stack_id == stack_id)
+			return &st->leaks[i];
+	for (size_t p = 0; p < st->nphases; p++) {
+		const struct tlm_report_steps *q = st->phases[p].st;
+		for (size_t i = 0; q && q != st && i < q->nleaks; i++)
+			if (q->leaks[i].device == device && q->leaks[i].stack_id == stack_id)
+				return &q->leaks[i];
+	}
 	return NULL;
 }

@@ -15,8 +15,8 @@
  * allocates on autograd's threads is no activation. A function's instances
  * are its calls in the step: the number of times the sequence of (site,
  * size) of its allocations repeats, or without a period, the allocations at
- * its first site. For the function with the
- * most activation bytes and at least two instances, checkpointing segments
+ * its first site. For the unit (steps_unit.c: an nn.Module's forward), else
+ * the function with the most activation bytes and at least two instances, checkpointing segments
  * of N consecutive instances keeps only each segment's output (the last
  * activation of its last instance: the next segment's input) and re-creates
  * one segment at a time during the backward pass: steps_ckpt.c replays the
@@ -45,6 +45,22 @@ static size_t period(const struct tlm__srec *recs, const size_t *idx, size_t n)
 			continue;
 		size_t i = p;
 		while (i < n && recs[idx[i]].site == recs[idx[i - p]].site && recs[idx[i]].size == recs[idx[i - p]].size)
+			i++;
+		if (i == n)
+			return p;
+	}
+	return n;
+}
+
+/* The same over (place inside the unit, size). */
+static size_t key_period(const struct tlm__srec *recs, const size_t *idx, size_t n, const uint32_t *key_of)
+{
+	for (size_t p = 1; p < n; p++) {
+		if (n % p)
+			continue;
+		size_t i = p;
+		while (i < n && key_of[recs[idx[i]].site] == key_of[recs[idx[i - p]].site] &&
+		       recs[idx[i]].size == recs[idx[i - p]].size)
 			i++;
 		if (i == n)
 			return p;
@@ -101,9 +117,12 @@ static void skip_wrappers(struct sframe *sf, uint32_t nsites)
 	}
 }
 
+/* The unit with its checkpointing estimate first, then by bytes. */
 static int by_bytes(const void *x, const void *y)
 {
 	const struct tlm_report_act *a = x, *b = y;
+	if (!a->nckpt != !b->nckpt)
+		return a->nckpt ? -1 : 1;
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
 	return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
@@ -115,10 +134,10 @@ static void estimate(struct tlm_report_act *a, const struct tlm__srec *recs, siz
 		     uint64_t t1, int device, uint64_t live, const size_t *fn, const size_t *inst, size_t nfn, size_t L,
 		     uint64_t peak)
 {
-	unsigned every[TLM_REPORT_MAX_CKPT] = {1, 2, (unsigned)lround(sqrt((double)L))};
+	unsigned every[TLM_REPORT_MAX_CKPT] = {1, 2, 3, (unsigned)lround(sqrt((double)L))};
 	for (size_t e = 0; e < TLM_REPORT_MAX_CKPT; e++) {
 		unsigned N = every[e];
-		if (N < 1 || N > L || (e == 2 && N <= 2))
+		if (N < 1 || N > L || (e == 3 && N <= 3))
 			continue;
 		bool ok;
 		uint64_t est = tlm__ckpt_replay(recs, lo, hi, t0, t1, device, live, fn, inst, nfn, L, N, &ok);
@@ -147,7 +166,9 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 		if (recs[i].site >= nsites)
 			nsites = recs[i].site + 1;
 	uint32_t *gof = malloc((nsites + 1) * sizeof *gof); /* site -> group + 1 */
-	size_t *idx = NULL;
+	size_t *idx = NULL, *unit_at = NULL;
+	uint8_t *starts = NULL;
+	uint32_t *key_of = NULL;
 	uint64_t *sitecount = calloc(nsites + 1, sizeof *sitecount);
 	struct sframe *sf = calloc(nsites + 1, sizeof *sf);
 	struct group *g = NULL;
@@ -168,6 +189,18 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 	}
 	skip_wrappers(sf, nsites);
 	uint32_t thread = lo < hi ? recs[lo].thread : 0;
+	/* Python: the nn.Module whose forward holds the activations is the unit */
+	unit_at = malloc((nsites + 1) * sizeof *unit_at);
+	starts = malloc(nsites + 1);
+	key_of = malloc((nsites + 1) * sizeof *key_of);
+	if (!unit_at || !starts || !key_of)
+		goto out;
+	int unit = tlm__steps_unit(r, recs, lo, hi, st->device, thread, peak_ev, t1, nsites, unit_at, starts, key_of);
+	if (unit < 0)
+		goto out;
+	for (uint32_t v = 0; unit && v < nsites; v++)
+		if (sf[v].seen && unit_at[v] != SIZE_MAX && unit_at[v] < sf[v].n)
+			sf[v].cur = unit_at[v];
 	for (size_t i = lo; i < hi; i++) {
 		const struct tlm__srec *x = &recs[i];
 		if (x->device != st->device || x->mkind != TLM_MEM_DEVICE || x->thread != thread)
@@ -222,14 +255,25 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 			idx[gr->off + gr->fill++] = i;
 		}
 	}
+	size_t ugroup = SIZE_MAX;
 	for (size_t k = 0; k < ng; k++) {
 		g[k].period = period(recs, idx + g[k].off, g[k].n);
 		g[k].a.instances = g[k].period < g[k].n ? g[k].n / g[k].period : sitecount[g[k].first_site];
+		if (unit && unit_at[g[k].first_site] != SIZE_MAX) {
+			/* instances of the module: the period of its (place, size)
+			 * sequence, else the runs at its first allocation's place */
+			ugroup = k;
+			g[k].period = key_period(recs, idx + g[k].off, g[k].n, key_of);
+			g[k].a.instances = g[k].period < g[k].n ? g[k].n / g[k].period : 0;
+			for (size_t q = 0; q < g[k].n && g[k].period == g[k].n; q++)
+				g[k].a.instances += starts[recs[idx[g[k].off + q]].site] &&
+						    (!q || !starts[recs[idx[g[k].off + q - 1]].site]);
+		}
 		g[k].a.forward_s = g[k].last_t > g[k].first_t ? (double)(g[k].last_t - g[k].first_t) / 1e9 : 0.0;
 	}
 	/* the largest repeated function: per-instance sizes, then the estimate */
-	size_t big = SIZE_MAX;
-	for (size_t k = 0; k < ng; k++)
+	size_t big = ugroup != SIZE_MAX && g[ugroup].a.bytes && g[ugroup].a.instances >= 2 ? ugroup : SIZE_MAX;
+	for (size_t k = 0; k < ng && ugroup == SIZE_MAX; k++)
 		if (g[k].a.bytes && g[k].a.instances >= 2 && (big == SIZE_MAX || g[k].a.bytes > g[big].a.bytes))
 			big = k;
 	if (big != SIZE_MAX) {
@@ -238,10 +282,16 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 		if (!inst)
 			goto out;
 		size_t in = 0;
-		bool started = false, by_period = g[big].period < nfn;
+		bool started = false, prev_start = false, by_period = g[big].period < nfn;
 		for (size_t q = 0; q < nfn; q++) {
 			const struct tlm__srec *x = &recs[idx[g[big].off + q]];
-			if (by_period) {
+			if (big == ugroup && !by_period) {
+				bool st = starts[x->site];
+				if (st && started && !prev_start)
+					in++;
+				started = started || st;
+				prev_start = st;
+			} else if (by_period) {
 				in = q / g[big].period;
 			} else if (x->site == g[big].first_site) {
 				if (started)
@@ -263,6 +313,9 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 	qsort(st->act, st->nact, sizeof *st->act, by_bytes);
 	rc = 0;
 out:
+	free(unit_at);
+	free(starts);
+	free(key_of);
 	free(gof);
 	free(idx);
 	free(sitecount);

@@ -29,386 +29,358 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/steps_internal.h"
+#include "analysis/steps_score.h"
 
-#define MAX_CANDIDATES 12
-
-struct site {
-	struct tlm__key key;     /* a = device, b = stack */
-	uint64_t count;
-	size_t first;            /* record index of its first allocation */
-	size_t last;             /* record index of its last allocation (while interning) */
-	uint64_t recycled;       /* allocations freed before the site's next one */
-};
-
-struct sites {
-	struct site *s;
-	size_t n, cap;
-	struct tlm__index idx;
-};
-
-static const struct tlm__key *site_key(const void *ctx, uint32_t v)
+/* The step positions of candidate sc (step_site marked): each step begins at
+ * its first step-site allocation, as many of them before each anchor
+ * allocation as before the first. */
+static int positions(const struct tlm__srec *recs, size_t n, const struct tlm__sscore *sc, const uint8_t *step_site,
+		     size_t **out)
 {
-	const struct sites *s = ctx;
-	return &s->s[v].key;
-}
-
-static int intern(struct sites *ss, struct tlm__srec *recs, size_t n)
-{
-	if (tlm__index_init(&ss->idx, site_key, ss))
+	size_t k = sc->k, *pos = malloc(k * sizeof *pos);
+	if (!pos)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		struct tlm__key k = {(uint64_t)(int64_t)recs[i].device, recs[i].stack, 0};
-		uint32_t v = tlm__index_get(&ss->idx, &k);
-		if (v == UINT32_MAX) {
-			if (ss->n == ss->cap) {
-				size_t cap = ss->cap ? ss->cap * 2 : 256;
-				struct site *p = realloc(ss->s, cap * sizeof *p);
-				if (!p)
-					return -1;
-				ss->s = p;
-				ss->cap = cap;
-			}
-			v = (uint32_t)ss->n;
-			ss->s[v] = (struct site){k, 0, i, i, 0};
-			if (tlm__index_add(&ss->idx, &k, v))
-				return -1;
-			ss->n++;
-		}
-		if (ss->s[v].count && recs[ss->s[v].last].fev < recs[i].ev)
-			ss->s[v].recycled++;
-		ss->s[v].count++;
-		ss->s[v].last = i;
-		recs[i].site = v;
-	}
-	return 0;
-}
-
-struct score {
-	size_t k;
-	uint32_t anchor;
-	size_t step_sites;
-	bool recycles;           /* a step site frees most of its allocations before its next one */
-	double weight;           /* step-site allocations per unit */
-	uint64_t span;           /* the time the anchor's allocations span */
-	uint64_t covered;        /* allocations of step sites in their consistent segments */
-};
-
-/* Per site while scoring one candidate. */
-struct tally {
-	uint64_t m;              /* count / k when a multiple of k, else 0 */
-	size_t seg;              /* segment of the last occurrence, SIZE_MAX none */
-	uint64_t in_seg;         /* occurrences in it */
-	uint64_t good;           /* segments with exactly count/k occurrences */
-};
-
-static void close_seg(struct tally *t, uint64_t m)
-{
-	if (t->seg != SIZE_MAX && t->in_seg == m)
-		t->good++;
-}
-
-/* Scores candidate k with anchor a; marks the step sites into mark when not NULL. */
-static void score(const struct sites *ss, const struct tlm__srec *recs, size_t n, size_t k, uint32_t a,
-		  struct tally *t, struct score *out, uint8_t *mark)
-{
-	for (size_t i = 0; i < ss->n; i++) /* divisions once per site, not per allocation */
-		t[i] = (struct tally){ss->s[i].count >= k && ss->s[i].count % k == 0 ? ss->s[i].count / k : 0, SIZE_MAX, 0,
-				      0};
-	size_t seg = SIZE_MAX;
-	for (size_t i = ss->s[a].first; i < n; i++) {
-		uint32_t v = recs[i].site;
-		if (v == a)
-			seg = seg == SIZE_MAX ? 0 : seg + 1;
-		uint64_t m = t[v].m;
-		if (!m)
-			continue;
-		if (t[v].seg != seg) {
-			close_seg(&t[v], m);
-			t[v].seg = seg;
-			t[v].in_seg = 0;
-		}
-		t[v].in_seg++;
-	}
-	*out = (struct score){.k = k, .anchor = a};
-	for (size_t v = 0; v < ss->n; v++) {
-		if (!t[v].m)
-			continue;
-		close_seg(&t[v], t[v].m);
-		if (4 * t[v].good >= 3 * k) {
-			out->step_sites++;
-			out->covered += t[v].good * (ss->s[v].count / k);
-			out->recycles |= 2 * ss->s[v].recycled >= ss->s[v].count;
-			if (mark)
-				mark[v] = 1;
-		}
-	}
-}
-
-static bool better(const struct score *x, const struct score *y)
-{
-	if (x->weight != y->weight)
-		return x->weight > y->weight;
-	if (x->span != y->span)
-		return x->span > y->span;
-	if (x->covered != y->covered)
-		return x->covered > y->covered;
-	return x->k > y->k;
-}
-
-/* ---- nested loops: steps inside epochs ---------------------------------- */
-
-struct delta {
-	uint64_t ord;
-	int64_t bytes;
-};
-
-static int by_ord(const void *a, const void *b)
-{
-	const struct delta *x = a, *y = b;
-	return (x->ord > y->ord) - (x->ord < y->ord);
-}
-
-/* All allocations and frees by event order. */
-static struct delta *deltas(const struct tlm__srec *recs, size_t n, size_t *nd)
-{
-	struct delta *d = malloc((2 * n + 1) * sizeof *d);
-	if (!d)
-		return NULL;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		d[k++] = (struct delta){recs[i].ev, (int64_t)recs[i].size};
-		if (recs[i].fev != UINT64_MAX)
-			d[k++] = (struct delta){recs[i].fev, -(int64_t)recs[i].size};
-	}
-	qsort(d, k, sizeof *d, by_ord);
-	*nd = k;
-	return d;
-}
-
-/* Whether memory comes back to the same level (or a steadily growing one)
- * at each of the anchor's allocations: true at step boundaries, false at a
- * layer loop's (activations pile up through the forward pass). The total
- * variation of the live bytes there may exceed their net change by half the
- * mean transient memory of a unit at most. */
-static bool flat(const struct tlm__srec *recs, size_t n, const struct delta *d, size_t nd, uint32_t a)
-{
-	int64_t cur = 0, prev = 0, first = 0, peak = 0, tv = 0, trans = 0;
-	size_t units = 0, i = 0;
-	for (size_t x = 0; x < nd; x++) {
-		/* an allocation of the anchor starts a unit: live bytes before it */
-		while (i < n && recs[i].ev < d[x].ord)
-			i++;
-		bool start = false;
-		for (size_t r = i; r < n && recs[r].ev == d[x].ord; r++)
-			start = d[x].bytes > 0 && recs[r].site == a;
-		if (start) {
-			if (units) {
-				trans += peak - prev;
-				tv += cur > prev ? cur - prev : prev - cur;
-			} else {
-				first = cur;
-			}
-			prev = peak = cur;
-			units++;
-		}
-		cur += d[x].bytes;
-		if (cur > peak)
-			peak = cur;
-	}
-	if (units < 2)
-		return false;
-	int64_t net = prev > first ? prev - first : first - prev;
-	return tv <= net + trans / (int64_t)(units - 1) / 2;
-}
-
-struct cand {
-	uint64_t count;
-	size_t nmult;            /* sites (>= 3 allocations) whose count is a multiple */
-};
-
-static int by_nmult(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-	if (x->nmult != y->nmult)
-		return x->nmult > y->nmult ? -1 : 1;
-	return (x->count < y->count) - (x->count > y->count);
-}
-
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The distinct counts (>= 3) by how many sites' counts they divide. */
-static size_t candidates(const struct sites *ss, struct cand *c, size_t max)
-{
-	uint64_t *v = malloc((ss->n + 1) * sizeof *v);
-	if (!v)
-		return 0;
-	size_t nv = 0;
-	for (size_t i = 0; i < ss->n; i++)
-		if (ss->s[i].count >= 3)
-			v[nv++] = ss->s[i].count;
-	qsort(v, nv, sizeof *v, by_u64);
-	size_t nd = 0;
-	for (size_t i = 0; i < nv; i++)
-		if (!nd || v[nd - 1] != v[i])
-			v[nd++] = v[i];
-	/* Each distinct count is tried against each site: distinct counts are
-	 * few in practice; past 256 only the 256 smallest are tried. */
-	if (nd > 256)
-		nd = 256;
-	struct cand *all = malloc((nd + 1) * sizeof *all);
-	if (!all) {
-		free(v);
-		return 0;
-	}
-	for (size_t d = 0; d < nd; d++) {
-		all[d] = (struct cand){v[d], 0};
-		for (size_t i = 0; i < ss->n; i++)
-			all[d].nmult += ss->s[i].count >= 3 && ss->s[i].count % v[d] == 0;
-	}
-	qsort(all, nd, sizeof *all, by_nmult);
-	size_t nc = nd < max ? nd : max;
-	memcpy(c, all, nc * sizeof *c);
-	free(all);
-	free(v);
-	return nc;
-}
-
-int tlm__steps_detect(struct tlm__srec *recs, size_t n, uint64_t run_first, uint64_t run_end,
-		      struct tlm__steps_found *out)
-{
-	memset(out, 0, sizeof *out);
-	struct sites ss = {0};
-	struct tally *t = NULL;
-	int rc = -1;
-	if (intern(&ss, recs, n))
-		goto done;
-	out->nsites = ss.n;
-	out->site_stack = calloc(ss.n + 1, sizeof *out->site_stack);
-	out->site_device = calloc(ss.n + 1, sizeof *out->site_device);
-	out->step_site = calloc(ss.n + 1, 1);
-	t = malloc((ss.n + 1) * sizeof *t);
-	if (!out->site_stack || !out->site_device || !out->step_site || !t)
-		goto done;
-	for (size_t i = 0; i < ss.n; i++) {
-		out->site_stack[i] = (uint32_t)ss.s[i].key.b;
-		out->site_device[i] = (int16_t)(int64_t)ss.s[i].key.a;
-	}
-	struct cand c[MAX_CANDIDATES];
-	size_t nc = candidates(&ss, c, MAX_CANDIDATES);
-	(void)run_first; /* time is a tie-break only: a short loop may follow seconds of start-up */
-	(void)run_end;
-	struct score best = {0}, all[MAX_CANDIDATES];
-	size_t nall = 0;
-	for (size_t ci = 0; ci < nc; ci++) {
-		uint32_t a = UINT32_MAX; /* the site allocating exactly k times that allocates first */
-		for (size_t i = 0; i < ss.n; i++)
-			if (ss.s[i].count == c[ci].count && (a == UINT32_MAX || ss.s[i].first < ss.s[a].first))
-				a = (uint32_t)i;
-		if (a == UINT32_MAX)
-			continue;
-		/* the time its anchor spans: a tie-break */
-		uint64_t t_first = recs[ss.s[a].first].t, t_last = t_first;
-		for (size_t i = n; i-- > ss.s[a].first;)
-			if (recs[i].site == a) {
-				t_last = recs[i].t;
-				break;
-			}
-		uint64_t span = t_last > t_first ? t_last - t_first : 0;
-		struct score sc;
-		score(&ss, recs, n, c[ci].count, a, t, &sc, NULL);
-		if (!sc.recycles)
-			continue; /* memory that only piles up (weights loaded in a loop) */
-		sc.weight = (double)sc.covered / (double)sc.k;
-		sc.span = span;
-		all[nall++] = sc;
-		if (!best.k || better(&sc, &best))
-			best = sc;
-	}
-	/* The loop covering most allocations may hold the steps (epochs with
-	 * an evaluation each): a loop running a multiple of its count, covering
-	 * half of it at least, whose units leave memory flat, is the step. */
-	size_t nd = 0;
-	struct delta *dl = best.k ? deltas(recs, n, &nd) : NULL;
-	for (bool moved = dl != NULL; moved;) {
-		moved = false;
-		const struct score *in = NULL;
-		struct score tmp;
-		memset(out->step_site, 0, ss.n);
-		score(&ss, recs, n, best.k, best.anchor, t, &tmp, out->step_site);
-		for (size_t x = 0; x < nall; x++) {
-			const struct score *c2 = &all[x];
-			/* inside the units: its anchor is a step site of theirs */
-			if (c2->k < 2 * best.k || c2->k % best.k || 2 * c2->covered < best.covered || !c2->step_sites ||
-			    !out->step_site[c2->anchor])
-				continue;
-			if ((!in || better(c2, in)) && flat(recs, n, dl, nd, c2->anchor))
-				in = c2;
-		}
-		if (in) {
-			best = *in;
-			moved = true;
-		}
-	}
-	free(dl);
-	rc = 0;
-	if (!best.k || !best.step_sites)
-		goto done;
-	struct score sc;
-	memset(out->step_site, 0, ss.n);
-	score(&ss, recs, n, best.k, best.anchor, t, &sc, out->step_site);
-	out->nstep_sites = sc.step_sites;
-	out->pos = malloc(best.k * sizeof *out->pos);
-	if (!out->pos) {
-		rc = -1;
-		goto done;
-	}
 	size_t j = 0;
-	for (size_t i = 0; i < n && j < best.k; i++)
-		if (recs[i].site == best.anchor)
-			out->pos[j++] = i;
-	/* A step begins at its first step-site allocation, not at the anchor's:
-	 * as many step-site allocations before each anchor as before the first. */
+	uint64_t occ = 0;
+	for (size_t i = 0; i < n && j < k; i++)
+		if (recs[i].site == sc->anchor && occ++ % sc->am == 0)
+			pos[j++] = i;
 	size_t nss = 0, d = 0, q = 0;
 	for (size_t i = 0; i < n; i++)
-		nss += out->step_site[recs[i].site];
+		nss += step_site[recs[i].site];
 	size_t *ssi = malloc((nss + 1) * sizeof *ssi);
 	if (!ssi) {
-		rc = -1;
-		goto done;
+		free(pos);
+		return -1;
 	}
 	nss = 0;
 	for (size_t i = 0; i < n; i++)
-		if (out->step_site[recs[i].site]) {
-			if (i == out->pos[0])
+		if (step_site[recs[i].site]) {
+			if (i == pos[0])
 				d = nss;
 			ssi[nss++] = i;
 		}
-	for (size_t i = 0, jj = 0; i < nss && jj < best.k; i++)
-		if (ssi[i] == out->pos[jj]) {
+	for (size_t i = 0, jj = 0; i < nss && jj < k; i++)
+		if (ssi[i] == pos[jj]) {
 			q = i >= d ? i - d : 0;
-			out->pos[jj] = ssi[q] > (jj ? out->pos[jj - 1] : 0) || !jj ? ssi[q] : out->pos[jj];
+			pos[jj] = ssi[q] > (jj ? pos[jj - 1] : 0) || !jj ? ssi[q] : pos[jj];
 			jj++;
 		}
 	free(ssi);
-	out->k = best.k;
-	out->anchor_site = best.anchor;
+	*out = pos;
+	return 0;
+}
+
+struct detect {
+	struct tlm__ssites ss;
+	struct tlm__stally *t;
+	uint8_t *taken, *mark, *evid;   /* by site; evid: 0 unknown, 1 no, 2 yes */
+	tlm__steps_evidence_fn ev;
+	void *ev_ctx;
+	struct tlm__srec *recs;
+	size_t n;
+	struct tlm__sdelta *dl;
+	size_t nd;
+};
+
+static bool site_evidence(struct detect *D, uint32_t v)
+{
+	if (!D->evid[v])
+		D->evid[v] = D->ev && D->ev(D->ev_ctx, (uint32_t)D->ss.s[v].key.b) ? 2 : 1;
+	return D->evid[v] == 2;
+}
+
+/* Whether the step sites in `in` (but not in `but`, when given) show a
+ * backward pass or an optimizer step; or allocations of the units on another
+ * thread than the anchor's (PyTorch's autograd engine). */
+static bool evidence(struct detect *D, const struct tlm__sscore *sc, const uint8_t *in, const uint8_t *but)
+{
+	size_t asked = 0;
+	for (size_t v = 0; v < D->ss.n && asked < 256; v++) {
+		if (!in[v] || (but && but[v]))
+			continue;
+		if (D->ss.s[v].thread != D->ss.s[sc->anchor].thread)
+			return true;
+		asked++;
+		if (site_evidence(D, (uint32_t)v))
+			return true;
+	}
+	return false;
+}
+
+static void mark_of(struct detect *D, const struct tlm__sscore *c, uint8_t *m)
+{
+	struct tlm__sscore tmp;
+	memset(m, 0, D->ss.n);
+	tlm__ss_score(&D->ss, D->recs, D->n, c->k, c->anchor, D->taken, D->t, &tmp, m);
+}
+
+static bool nested_in(struct detect *D, const struct tlm__sscore *in, const struct tlm__sscore *out, const uint8_t *out_mark)
+{
+	return in->k >= 2 * out->k && in->k % out->k == 0 && in->step_sites && out_mark[in->anchor] &&
+	       D->ss.s[in->anchor].thread == D->ss.s[out->anchor].thread;
+}
+
+/* The better anchor: on the thread that allocated first (the program's:
+ * not autograd's), then the one spanning more of the run, then the first. */
+static bool wider(const struct tlm__ssite *x, const struct tlm__ssite *y, uint32_t main_thread)
+{
+	if ((x->thread == main_thread) != (y->thread == main_thread))
+		return x->thread == main_thread;
+	size_t sx = x->last - x->first, sy = y->last - y->first;
+	return sx != sy ? sx > sy : x->first < y->first;
+}
+
+/* One phase among the sites not yet taken: the candidate with the most
+ * step-site allocations per unit, or a loop inside its units that holds the
+ * steps (see the file's head); *micro gets the loop of micro-steps inside a
+ * step whose own sites show an optimizer step. 0 none, 1 found, -1 ENOMEM. */
+/* Whether the anchor a allocates inside most units (3/4) of a phase already
+ * found: a loop of its steps (layers), no phase of its own. */
+static bool within(const struct detect *D, const struct tlm__phases_found *pf, uint32_t a)
+{
+	for (size_t p = 0; p < pf->n; p++) {
+		const struct tlm__steps_found *f = &pf->ph[p];
+		size_t units = 0, last = SIZE_MAX, u = 0;
+		for (size_t i = D->ss.s[a].first; i <= D->ss.s[a].last && i < D->n; i++) {
+			if (D->recs[i].site != a)
+				continue;
+			while (u + 1 < f->k && f->pos[u + 1] <= i)
+				u++;
+			if (i >= f->pos[0] && u != last) {
+				units++;
+				last = u;
+			}
+		}
+		if (4 * units >= 3 * f->k)
+			return true;
+	}
+	return false;
+}
+
+static int one_phase(struct detect *D, const struct tlm__phases_found *pf, struct tlm__sscore *best, struct tlm__sscore *micro)
+{
+	struct tlm__scand c[MAX_CANDIDATES + MAX_RUN_CANDIDATES];
+	struct tlm__sscore all[MAX_CANDIDATES + MAX_RUN_CANDIDATES];
+	size_t nc = tlm__ss_candidates(&D->ss, D->taken, c, MAX_CANDIDATES), nall = 0;
+	*best = (struct tlm__sscore){0};
+	*micro = (struct tlm__sscore){0};
+	for (size_t ci = 0; ci < nc; ci++) {
+		/* the anchor: of the sites allocating exactly k times, the one
+		 * whose allocations span the most of the run (a loop's, not a few
+		 * made at start-up), then the first; or the site of the runs */
+		uint32_t a = c[ci].site;
+		for (size_t i = 0; i < D->ss.n && a == UINT32_MAX; i++)
+			if (!D->taken[i] && D->ss.s[i].count == c[ci].count)
+				a = (uint32_t)i;
+		for (size_t i = a + 1; c[ci].site == UINT32_MAX && i < D->ss.n; i++)
+			if (!D->taken[i] && D->ss.s[i].count == c[ci].count &&
+			    wider(&D->ss.s[i], &D->ss.s[a], D->recs[0].thread))
+				a = (uint32_t)i;
+		/* the time its anchor spans: a tie-break */
+		uint64_t t_first = D->recs[D->ss.s[a].first].t, t_last = t_first;
+		for (size_t i = D->n; i-- > D->ss.s[a].first;)
+			if (D->recs[i].site == a) {
+				t_last = D->recs[i].t;
+				break;
+			}
+		struct tlm__sscore sc;
+		tlm__ss_score(&D->ss, D->recs, D->n, c[ci].count, a, D->taken, D->t, &sc, NULL);
+		if (!sc.recycles || !sc.step_sites)
+			continue; /* memory that only piles up (weights loaded in a loop) */
+		if (pf->n && (sc.step_sites < 2 || within(D, pf, a)))
+			continue; /* a phase after the first runs two sites at least, outside the others' steps */
+		sc.weight = (double)sc.covered / (double)sc.k;
+		sc.span = t_last > t_first ? t_last - t_first : 0;
+		all[nall++] = sc;
+		if (!best->k || tlm__ss_better(&sc, best))
+			*best = sc;
+	}
+	if (!best->k)
+		return 0;
+	/* a unit cut at every m-th allocation of its anchor may be two steps:
+	 * the finest loop covering as much of its sites (9/10) is the step (a
+	 * unit whose anchor allocates once in it is kept: a batch whose layers
+	 * make most of its allocations is no loop of layers) */
+	uint8_t *m2 = calloc(D->ss.n + 1, 1), *only = calloc(D->ss.n + 1, 1);
+	if (!m2 || !only) {
+		free(m2);
+		free(only);
+		return -1;
+	}
+	for (bool finer = true; finer;) {
+		finer = false;
+		mark_of(D, best, D->mark);
+		for (size_t v = 0; v < D->ss.n; v++)
+			only[v] = D->taken[v] || !D->mark[v];
+		for (size_t x = 0; x < nall && !finer; x++) {
+			const struct tlm__sscore *c2 = &all[x];
+			if (best->am == 1 || c2->k <= best->k || c2->k % best->k)
+				continue;
+			struct tlm__sscore in_best; /* what it covers of the coarser unit's sites */
+			tlm__ss_score(&D->ss, D->recs, D->n, c2->k, c2->anchor, only, D->t, &in_best, NULL);
+			if (10 * in_best.covered < 9 * best->covered)
+				continue;
+			/* micro-steps of a step whose own sites show an optimizer step
+			 * are no step: the loop below keeps them apart */
+			mark_of(D, c2, m2);
+			if (evidence(D, c2, m2, NULL) && evidence(D, best, D->mark, m2))
+				continue;
+			*best = *c2;
+			finer = true;
+		}
+	}
+	free(m2);
+	free(only);
+	uint8_t *inner = calloc(D->ss.n + 1, 1);
+	if (!inner)
+		return -1;
+	/* The loop covering most allocations may hold the steps (epochs with an
+	 * evaluation each): a loop on the same thread running a multiple of its
+	 * count, covering half of it at least, whose units leave memory flat, is
+	 * the step; one with a backward pass or an optimizer step first. A step
+	 * whose own sites (outside every such loop) show an optimizer step keeps
+	 * its units: the loop inside is its micro-steps (gradient accumulation). */
+	for (bool moved = D->dl != NULL; moved;) {
+		moved = false;
+		const struct tlm__sscore *in = NULL;
+		bool in_ev = false;
+		mark_of(D, best, D->mark);
+		memset(inner, 0, D->ss.n);
+		uint8_t *m2 = calloc(D->ss.n + 1, 1);
+		if (!m2) {
+			free(inner);
+			return -1;
+		}
+		for (size_t x = 0; x < nall; x++) {
+			const struct tlm__sscore *c2 = &all[x];
+			/* a loop of one temporary inside a batch is no step: a step runs
+			 * several sites, a third of the outer unit's at least */
+			if (!nested_in(D, c2, best, D->mark) || 2 * c2->covered < best->covered || c2->step_sites < 2 ||
+			    3 * c2->step_sites < best->step_sites)
+				continue;
+			mark_of(D, c2, m2);
+			/* micro-steps (a backward pass each) of a step whose own sites
+			 * show an optimizer step: gradients pile up over them, so their
+			 * memory is not flat */
+			if (!micro->k && evidence(D, c2, m2, NULL) && evidence(D, best, D->mark, m2))
+				*micro = *c2;
+			if (!tlm__ss_flat(D->recs, D->n, D->dl, D->nd, c2->anchor))
+				continue;
+			for (size_t v = 0; v < D->ss.n; v++)
+				inner[v] |= m2[v];
+			bool e2 = evidence(D, c2, m2, NULL);
+			if (!in || (e2 && !in_ev) || (e2 == in_ev && tlm__ss_better(c2, in))) {
+				in = c2;
+				in_ev = e2;
+			}
+		}
+		free(m2);
+		if (micro->k)
+			break;
+		if (in) {
+			/* a unit whose own sites (outside those loops) each allocate once
+			 * per unit is a batch with a loop inside (its layers): kept */
+			bool own = false, once = true;
+			for (size_t v = 0; v < D->ss.n; v++)
+				if (D->mark[v] && !inner[v]) {
+					own = true;
+					once = once && D->ss.s[v].count == best->k;
+				}
+			if (own && once)
+				break;
+			*best = *in;
+			moved = true;
+		}
+	}
+	free(inner);
+	return 1;
+}
+
+int tlm__steps_detect(struct tlm__srec *recs, size_t n, tlm__steps_evidence_fn ev, void *ev_ctx,
+		      struct tlm__phases_found *out)
+{
+	memset(out, 0, sizeof *out);
+	struct detect D = {.ev = ev, .ev_ctx = ev_ctx, .recs = recs, .n = n};
+	int rc = -1;
+	if (tlm__ss_intern(&D.ss, recs, n))
+		goto done;
+	out->nsites = D.ss.n;
+	out->site_stack = calloc(D.ss.n + 1, sizeof *out->site_stack);
+	out->site_device = calloc(D.ss.n + 1, sizeof *out->site_device);
+	D.t = malloc((D.ss.n + 1) * sizeof *D.t);
+	D.taken = calloc(D.ss.n + 1, 1);
+	D.mark = calloc(D.ss.n + 1, 1);
+	D.evid = calloc(D.ss.n + 1, 1);
+	if (!out->site_stack || !out->site_device || !D.t || !D.taken || !D.mark || !D.evid)
+		goto done;
+	for (size_t i = 0; i < D.ss.n; i++) {
+		out->site_stack[i] = (uint32_t)D.ss.s[i].key.b;
+		out->site_device[i] = (int16_t)(int64_t)D.ss.s[i].key.a;
+	}
+	D.dl = n ? tlm__ss_deltas(recs, n, &D.nd) : NULL;
+	while (out->n < TLM__STEPS_MAX_PHASES) {
+		struct tlm__sscore best, micro;
+		int got = one_phase(&D, out, &best, &micro);
+		if (got < 0)
+			goto done;
+		if (!got)
+			break;
+		const struct tlm__sscore *list[2] = {&best, micro.k ? &micro : NULL};
+		size_t outer = out->n;
+		uint8_t *claim = calloc(D.ss.n + 1, 1);
+		if (!claim)
+			goto done;
+		for (int q = 0; q < 2 && list[q] && out->n < TLM__STEPS_MAX_PHASES; q++) {
+			struct tlm__steps_found *f = &out->ph[out->n];
+			f->step_site = calloc(D.ss.n + 1, 1);
+			if (!f->step_site) {
+				free(claim);
+				goto done;
+			}
+			mark_of(&D, list[q], f->step_site);
+			struct tlm__sscore sc;
+			tlm__ss_score(&D.ss, recs, n, list[q]->k, list[q]->anchor, D.taken, D.t, &sc, NULL);
+			f->nstep_sites = sc.step_sites;
+			f->k = list[q]->k;
+			f->anchor_site = list[q]->anchor;
+			f->nsites = D.ss.n;
+			f->site_stack = out->site_stack;
+			f->site_device = out->site_device;
+			f->inside = q ? (int)outer : -1;
+			f->training = evidence(&D, list[q], f->step_site, NULL);
+			if (positions(recs, n, list[q], f->step_site, &f->pos)) {
+				free(claim);
+				goto done;
+			}
+			for (size_t v = 0; v < D.ss.n; v++)
+				claim[v] |= f->step_site[v];
+			out->n++;
+		}
+		for (size_t v = 0; v < D.ss.n; v++)
+			D.taken[v] |= claim[v];
+		D.taken[best.anchor] = 1;
+		free(claim);
+	}
+	rc = 0;
 done:
-	free(t);
-	free(ss.s);
-	if (ss.idx.slot)
-		tlm__index_fini(&ss.idx);
+	free(D.dl);
+	free(D.t);
+	free(D.taken);
+	free(D.mark);
+	free(D.evid);
+	free(D.ss.s);
+	if (D.ss.idx.slot)
+		tlm__index_fini(&D.ss.idx);
 	return rc;
 }
 
-void tlm__steps_found_free(struct tlm__steps_found *f)
+void tlm__phases_found_free(struct tlm__phases_found *f)
 {
-	free(f->pos);
-	free(f->step_site);
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->ph[i].pos);
+		free(f->ph[i].step_site);
+	}
 	free(f->site_stack);
 	free(f->site_device);
 	memset(f, 0, sizeof *f);

@@ -33,13 +33,16 @@ bool tlm__run_live_tty(void)
 int tlm__run_live_log(char *path, size_t n)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(path, n, "%s/tlm-live-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	int fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, n, "/tmp/tlm-live-XXXXXX");
-		fd = mkostemp(path, O_CLOEXEC);
+	const char *dirs[] = {tmp && *tmp ? tmp : "/tmp", "/tmp"};
+	for (size_t i = 0; i < 2; i++) {
+		int k = snprintf(path, n, "%s/tlm-live-XXXXXX", dirs[i]);
+		if (k < 0 || (size_t)k >= n)
+			continue;
+		int fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
 	}
-	return fd;
+	return -1;
 }
 
 void tlm__run_live_child(int logfd)

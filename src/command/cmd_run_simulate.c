@@ -7,8 +7,8 @@
  * argument loop; tlm_simulate_prepare() (parent, before fork) checks them,
  * finds the simulated driver and libtlm_simblas.so, and says the limits on
  * stderr; tlm_simulate_child() (child, before exec) sets TLM_SIM_DEVICES and
- * TLM_SIM_MEMORY and appends the simulated libcuda.so.1, libnvidia-ml.so.1
- * (sim_nvml.c) and libtlm_simblas.so to LD_PRELOAD after libtlm.so.
+ * TLM_SIM_MEMORY and appends the simulated libcuda.so.1, libnvidia-ml.so.1,
+ * libtlm_simblas.so and libtlm_simnccl.so to LD_PRELOAD after libtlm.so.
  * Preloading the simulated libcuda.so.1 makes every dlopen("libcuda.so.1")
  * of the program's CUDA runtime find it (same soname), so a real driver
  * installed on the machine is never used by this program (NVML likewise).
@@ -37,7 +37,7 @@
 
 static const char *sizes;   /* the --simulate argument */
 static int ndev;            /* --devices, 0 = one per listed size */
-static char driver[PATH_MAX], blas[PATH_MAX], nvml[PATH_MAX];
+static char driver[PATH_MAX], blas[PATH_MAX], nvml[PATH_MAX], nccl[PATH_MAX];
 static char machine[PATH_MAX]; /* the run's machine file, "" when none was made */
 
 int tlm_simulate_option(int argc, char **argv, int *i)
@@ -179,9 +179,11 @@ int tlm_simulate_prepare(void)
 	}
 	if (find_beside_tlm("libcuda.so.1", driver) != 0 ||
 	    find_beside_tlm("libtlm_simblas.so", blas) != 0 ||
-	    find_beside_tlm("libnvidia-ml.so.1", nvml) != 0) {
+	    find_beside_tlm("libnvidia-ml.so.1", nvml) != 0 ||
+	    find_beside_tlm("libtlm_simnccl.so", nccl) != 0) {
 		fprintf(stderr, "tlm run: --simulate: cannot find the simulated driver (libcuda.so.1, "
-			"libnvidia-ml.so.1 and libtlm_simblas.so; set TLM_SIM_DIR to their directory)\n");
+			"libnvidia-ml.so.1, libtlm_simblas.so and libtlm_simnccl.so; set TLM_SIM_DIR "
+			"to their directory)\n");
 		return -1;
 	}
 	if (make_machine() != 0)
@@ -218,12 +220,19 @@ void tlm_simulate_child(void)
 	 * PyTorch's scaled_dot_product_attention try its own flash and
 	 * memory-efficient kernels before cuDNN's, as it does on GPUs before sm90 */
 	setenv("TORCH_CUDNN_SDPA_DEPRIORITIZED", "1", 0);
+	/* every pair of simulated devices reaches the other (peer access, NVML's
+	 * P2P status), as over NVLink; NCCL's own rule reads the host's PCI tree
+	 * instead, which is not the simulated one, and would then pick peer-to-peer
+	 * or shared host memory by the host CPU's vendor (docs/simulate.md, NCCL) */
+	setenv("NCCL_P2P_LEVEL", "SYS", 0);
 	const char *prev = getenv("LD_PRELOAD");
-	size_t l = (prev ? strlen(prev) : 0) + strlen(driver) + strlen(nvml) + strlen(blas) + 4;
+	size_t l = (prev ? strlen(prev) : 0) + strlen(driver) + strlen(nvml) + strlen(blas) +
+		   strlen(nccl) + 5;
 	char *pre = malloc(l);
 	if (!pre)
 		return;
-	snprintf(pre, l, "%s%s%s %s %s", prev ? prev : "", prev && *prev ? " " : "", driver, nvml, blas);
+	snprintf(pre, l, "%s%s%s %s %s %s", prev ? prev : "", prev && *prev ? " " : "", driver, nvml,
+		 blas, nccl);
 	setenv("LD_PRELOAD", pre, 1);
 	free(pre);
 }

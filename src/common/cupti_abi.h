@@ -82,6 +82,8 @@ struct tlm_cupti_subscriber_params {
 #define TLM_CUPTI_DRV_cuMemRelease 550
 #define TLM_CUPTI_DRV_cuMemMap 551
 #define TLM_CUPTI_DRV_cuMemUnmap 552
+#define TLM_CUPTI_DRV_cuMemImportFromShareableHandle 555
+#define TLM_CUPTI_DRV_cuMemRetainAllocationHandle 565
 #define TLM_CUPTI_DRV_cuMemAllocAsync 598
 #define TLM_CUPTI_DRV_cuMemAllocAsync_ptsz 599
 #define TLM_CUPTI_DRV_cuMemFreeAsync 600
@@ -131,6 +133,12 @@ struct tlm_cupti_p_cuMemCreate {
 	unsigned long long flags;
 };
 struct tlm_cupti_p_cuMemRelease { tlm_cupti_dptr handle; };
+struct tlm_cupti_p_cuMemRetainAllocationHandle { tlm_cupti_dptr *handle; void *addr; };
+struct tlm_cupti_p_cuMemImportFromShareableHandle {
+	tlm_cupti_dptr *handle;
+	void *osHandle;
+	int shHandleType; /* CUmemAllocationHandleType */
+};
 struct tlm_cupti_p_cuMemMap {
 	tlm_cupti_dptr ptr;
 	size_t size;

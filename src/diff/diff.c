@@ -377,6 +377,7 @@ static void grown_rows(FILE *f, const struct tlm_diff_row *rows, size_t n, int d
 			continue;
 		tlm__line(f, "  %s on device %d (%s site, %" PRIu64 " -> %" PRIu64 " B):", signed_human(g, sizeof g, r->delta_bytes),
 			  r->device, status_name(r->status), r->before_bytes, r->after_bytes);
+		tlm__diff_label(f, r);
 		stack_lines(f, row_stack(r), GATE_FRAMES, false, false);
 	}
 }
@@ -567,6 +568,18 @@ int tlm_diff_json(const struct tlm_diff *d, FILE *f)
 	tlm__json_obj_end(&j);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
+}
+
+void tlm__diff_label(FILE *f, const struct tlm_diff_row *r)
+{
+	const struct tlm_diff_site *s = r->after && r->after->label ? r->after : r->before;
+	if (!s || !s->label)
+		return;
+	/* only when it says more than the stack's first line */
+	const char *fn = tlm_jv_str(tlm_jv_get(tlm_jv_at(s->stack, 0), "function"));
+	if (fn && !strncmp(s->label, fn, strlen(fn)) && !strstr(s->label, " via "))
+		return;
+	fprintf(f, "        site %s\n", s->label);
 }
 
 void tlm__diff_stack(FILE *f, const struct tlm_jv *stack, size_t max)

@@ -34,6 +34,7 @@ struct tlm_diff_site {
 	const struct tlm_jv *stack;   /* frames of the first site with this key (in the side's doc) */
 	uint64_t per_step;            /* leaks: bytes_per_step (0 when the report has none) */
 	bool stack_cut;               /* that stack's Python frames were cut at 64 ("python_stack_cut") */
+	const char *label;            /* the report's label of that site (its "label"), NULL without */
 };
 
 struct tlm_diff_dev {
@@ -118,6 +119,9 @@ void tlm__diff_steps_json(struct tlm__json *j, const struct tlm_diff *d);
 void tlm__diff_steps_message(const struct tlm_diff *d, FILE *f);
 /* diff.c's stack printer and signed sizes, for diff_steps.c */
 void tlm__diff_stack(FILE *f, const struct tlm_jv *stack, size_t max);
+/* The row's site by the report's labelling rule ("site ..."), when it says
+ * more than its stack's first frame. */
+void tlm__diff_label(FILE *f, const struct tlm_diff_row *r);
 char *tlm__diff_signed(char *buf, size_t n, int64_t v);
 
 int tlm_diff_text(const struct tlm_diff *d, FILE *f);

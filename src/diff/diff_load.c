@@ -139,6 +139,7 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 			return -1;
 		}
 		d->stack = tlm_jv_get(e, "stack");
+		d->label = tlm_jv_str(tlm_jv_get(e, "label"));
 		const struct tlm_jv *cut = tlm_jv_get(e, "python_stack_cut");
 		d->stack_cut = cut && cut->type == TLM_JV_BOOL && cut->b;
 		if (d->stack && d->stack->type != TLM_JV_ARR) {
@@ -159,6 +160,7 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 			if (s[i].bytes > s[k - 1].bytes) {
 				s[k - 1].stack = s[i].stack;
 				s[k - 1].stack_cut = s[i].stack_cut;
+				s[k - 1].label = s[i].label;
 			}
 			s[k - 1].bytes = sat_add(s[k - 1].bytes, s[i].bytes);
 			s[k - 1].count = sat_add(s[k - 1].count, s[i].count);

@@ -93,6 +93,7 @@ void tlm__diff_steps_message(const struct tlm_diff *d, FILE *f)
 			tlm_text_line(f, "  %s per step on device %d (%s -> %s per step):\n",
 				tlm__diff_signed(g, sizeof g, tlm_diff_sub(pa, pb)), r->device, tlm__human(a, sizeof a, pb),
 				tlm__human(b, sizeof b, pa));
+			tlm__diff_label(f, r);
 			tlm__diff_stack(f, r->after ? r->after->stack : r->before->stack, GATE_FRAMES);
 		}
 	}
@@ -106,6 +107,7 @@ void tlm__diff_steps_message(const struct tlm_diff *d, FILE *f)
 				continue;
 			tlm_text_line(f, "  %s live at end on device %d (%" PRIu64 " -> %" PRIu64 " B):\n",
 				tlm__diff_signed(g, sizeof g, r->delta_bytes), r->device, r->before_bytes, r->after_bytes);
+			tlm__diff_label(f, r);
 			tlm__diff_stack(f, r->after ? r->after->stack : r->before->stack, GATE_FRAMES);
 		}
 	}

@@ -15,6 +15,10 @@ void tlm__live_dev_name(char *buf, size_t n, const struct tlm_live_dev *d);
 void tlm__live_dev_line(char *buf, size_t n, const struct tlm_live_dev *d);
 void tlm__live_steps_line(char *buf, size_t n, const struct tlm_live_view *v);
 void tlm__live_forecast_line(char *buf, size_t n, const struct tlm_report_forecast *fc);
+/* What a known forecast that is not modelled leaves out (the window's never
+ * is: the report's replay of a PyTorch run through the caching allocator's
+ * model reads the whole trace again). */
+#define TLM__LIVE_LINEAR "by bytes alone: the allocator's rounding and fragmentation make it sooner"
 void tlm__live_oom_line(char *buf, size_t n, const struct tlm_live_view *v);
 void tlm__live_site_head(char *buf, size_t n);
 void tlm__live_site_line(char *buf, size_t n, const struct tlm_live_site *s);

@@ -71,18 +71,20 @@ int tlm__lsteps_analyse(struct tlm__lsteps *s, const struct tlm__replay *rp, str
 	tmp.r = malloc((src->n ? src->n : 1) * sizeof *tmp.r);
 	if (!tmp.r)
 		return -1;
-	memcpy(tmp.r, src->r, src->n * sizeof *tmp.r);
+	if (src->n)
+		memcpy(tmp.r, src->r, src->n * sizeof *tmp.r);
 	/* the window's run: from its first allocation to now */
 	struct tlm__replay v = *rp;
 	if (tmp.window && tmp.n && tmp.r[0].t > v.first_t)
 		v.first_t = tmp.r[0].t;
 	struct tlm_report scratch;
+	struct tlm_report_site no_leaks; /* the report's time-rule leaks: none to merge the step leaks into */
 	memset(&scratch, 0, sizeof scratch);
 	scratch.priv = rep->priv; /* frames for the driving frame and activations */
 	scratch.events = rep->events;
+	scratch.leaks = &no_leaks;
 	int rc = tlm__steps_finish(&tmp, &v, &scratch);
 	free(tmp.r);
-	free(scratch.leaks);
 	if (rc) {
 		tlm__steps_free(scratch.steps);
 		return -1;

@@ -71,6 +71,8 @@ static void one(FILE *f, struct tlm_live *l, enum tlm_live_sort sort)
 	for (size_t i = 0; i < v->nforecast; i++) {
 		tlm__live_forecast_line(b, sizeof b, &v->forecast[i]);
 		tlm__line(f, "  %s", b);
+		if (v->forecast[i].known && !v->forecast[i].modelled)
+			tlm__line(f, "    %s", TLM__LIVE_LINEAR);
 	}
 	tlm__live_oom_line(b, sizeof b, v);
 	tlm__line(f, "  %s", b);
@@ -145,7 +147,7 @@ int tlm_live_text(FILE *f, struct tlm_live_job *j, enum tlm_live_sort sort)
 				most_b = v->dev[k].allocated;
 			}
 	}
-	if (most) {
+	if (most && most_b) { /* nothing allocated anywhere (all ended): no sites to show */
 		const struct tlm_live_view *v = tlm_live_view(most, sort, true);
 		if (v) {
 			char r[32] = "";

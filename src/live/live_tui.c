@@ -124,6 +124,9 @@ static int summary(int y, const struct tlm_live_view *v)
 	put(y++, 1, 0, b);
 	for (size_t i = 0; i < v->nforecast && y < LINES - 6; i++) {
 		tlm__live_forecast_line(b, sizeof b, &v->forecast[i]);
+		size_t k = strlen(b);
+		if (v->forecast[i].known && !v->forecast[i].modelled)
+			snprintf(b + k, sizeof b - k, "; %s", TLM__LIVE_LINEAR);
 		put(y++, 1, v->forecast[i].known ? COLOR_PAIR(C_WARN) | A_BOLD : 0, b);
 	}
 	tlm__live_oom_line(b, sizeof b, v);

@@ -28,9 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recording/driver_query.h"
+#include "recording/lifecycle.h"
+#include "recording/log.h"
+#include "recording/realsym.h"
+#include "recording/recorder.h"
 #include "recording/stack/pystack.h"
-#include "recording/ring.h"
-#include "recording/shim.h"
 
 #define C10_CUDA 1 /* c10::DeviceType::CUDA */
 
@@ -61,39 +64,6 @@ static void *real_fn[F_COUNT];
 
 /* Layout of the loaded torch: 0 unknown yet, 8 or 16 (index bits). */
 static _Atomic int layout;
-
-struct find_lib {
-	const char *part;      /* a substring of the object's file name */
-	const char *name;      /* the symbol */
-	void *sym;
-};
-
-static int find_in(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	(void)size;
-	struct find_lib *f = ctx;
-	const char *p = info->dlpi_name, *base = p ? strrchr(p, '/') : NULL;
-	if (!base || !strstr(base + 1, f->part))
-		return 0;
-	void *h = dlopen(p, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return 0;
-	f->sym = tlm__real_dlsym(h, f->name);
-	/* not our dlclose hook: its drain, inside dl_iterate_phdr, would wait
-	 * for a writer thread that waits for the loader lock we hold */
-	tlm__real_dlclose(h);
-	return f->sym != NULL;
-}
-
-void *tlm__loaded_sym(const char *part, const char *name)
-{
-	tlm__resolve_dlsym();
-	if (!tlm__real_dlsym)
-		return NULL;
-	struct find_lib f = {part, name, NULL};
-	dl_iterate_phdr(find_in, &f);
-	return f.sym;
-}
 
 /* The real definition: the next one after libtlm in the global scope, else
  * libc10.so's own (Python loads extension libraries RTLD_LOCAL, out of

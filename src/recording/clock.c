@@ -13,9 +13,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "recording/shim.h"
+#include "recording/clock.h"
 
 bool tlm__use_tsc;
+
+uint64_t tlm__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static struct {
 	uint64_t t0, n0; /* first calibration point */
@@ -24,7 +31,6 @@ static struct {
 } cal;
 
 #if defined(__x86_64__)
-#include <x86intrin.h>
 
 static void pair(uint64_t *t, uint64_t *n)
 {

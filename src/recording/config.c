@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
-#include "recording/writer/output.h"
+#include "recording/config.h"
+#include "recording/log.h"
 
 struct tlm__config tlm__cfg;
 
@@ -131,4 +133,25 @@ void tlm__config_load(void)
 	if (getauxval(AT_SECURE))
 		c.disabled = true;
 	tlm__cfg = c;
+}
+
+void tlm__output_absolute(char *pattern, size_t len)
+{
+	if (pattern[0] == '/' || !pattern[0])
+		return;
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		return; /* no current directory: relative it stays */
+	char out[8192];
+	size_t n = 0;
+	for (const char *c = cwd; *c && n + 3 < sizeof out; c++) {
+		if (*c == '%') /* the directory is literal, not a pattern */
+			out[n++] = '%';
+		out[n++] = *c;
+	}
+	if (n + 1 + strlen(pattern) >= len || n + 1 + strlen(pattern) >= sizeof out)
+		return;
+	out[n++] = '/';
+	strcpy(out + n, pattern);
+	strcpy(pattern, out);
 }

@@ -34,9 +34,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cuda_abi.h"
 #include "common/cupti_abi.h"
+#include "recording/config.h"
 #include "recording/cupti_int.h"
-#include "recording/shim.h"
+#include "recording/guard.h"
+#include "recording/log.h"
+#include "recording/realsym.h"
+#include "recording/recorder.h"
+#include "recording/vmm_refs.h"
 
 static struct {
 	tlm_cupti_result (*subscribe)(tlm_cupti_subscriber *, tlm_cupti_callback_fn, void *);
@@ -60,7 +66,8 @@ static const uint32_t driver_cbids[] = {
 	TLM_CUPTI_DRV_cuMemAllocAsync, TLM_CUPTI_DRV_cuMemAllocAsync_ptsz, TLM_CUPTI_DRV_cuMemFreeAsync,
 	TLM_CUPTI_DRV_cuMemFreeAsync_ptsz, TLM_CUPTI_DRV_cuMemPoolTrimTo, TLM_CUPTI_DRV_cuMemPoolCreate,
 	TLM_CUPTI_DRV_cuMemPoolDestroy, TLM_CUPTI_DRV_cuMemAllocFromPoolAsync,
-	TLM_CUPTI_DRV_cuMemAllocFromPoolAsync_ptsz,
+	TLM_CUPTI_DRV_cuMemAllocFromPoolAsync_ptsz, TLM_CUPTI_DRV_cuMemRetainAllocationHandle,
+	TLM_CUPTI_DRV_cuMemImportFromShareableHandle,
 };
 static const uint32_t runtime_cbids[] = {
 	TLM_CUPTI_RT_cudaMalloc, TLM_CUPTI_RT_cudaMallocPitch, TLM_CUPTI_RT_cudaFree, TLM_CUPTI_RT_cudaMallocHost,
@@ -86,6 +93,37 @@ static __thread struct {
 	} pend[2];
 } cs;
 
+/* The references of a VMM handle (vmm_refs.c), as the hooks keep them: a
+ * retain or an import adds one; a release that drops one of those frees
+ * nothing. True when the callback is done with (nothing to record). */
+static bool vmm_refs(uint32_t cbid, const struct tlm_cupti_cbdata *d)
+{
+	bool ok = d->callbackSite == TLM_CUPTI_API_EXIT && d->functionReturnValue &&
+		  *(const int32_t *)d->functionReturnValue == 0;
+	if (cbid == TLM_CUPTI_DRV_cuMemRetainAllocationHandle) {
+		const struct tlm_cupti_p_cuMemRetainAllocationHandle *p = d->functionParams;
+		if (ok && p->handle)
+			tlm__vmm_retained(*p->handle);
+		return true;
+	}
+	if (cbid == TLM_CUPTI_DRV_cuMemImportFromShareableHandle) {
+		const struct tlm_cupti_p_cuMemImportFromShareableHandle *p = d->functionParams;
+		if (ok && p->handle)
+			tlm__vmm_imported(*p->handle);
+		return true;
+	}
+	if (cbid == TLM_CUPTI_DRV_cuMemCreate && ok) {
+		const struct tlm_cupti_p_cuMemCreate *p = d->functionParams;
+		if (p->handle)
+			tlm__vmm_created(*p->handle);
+	}
+	if (cbid == TLM_CUPTI_DRV_cuMemRelease && d->callbackSite == TLM_CUPTI_API_ENTER) {
+		const struct tlm_cupti_p_cuMemRelease *p = d->functionParams;
+		return !tlm__vmm_release_frees(p->handle);
+	}
+	return false;
+}
+
 static void on_driver(uint32_t cbid, const struct tlm_cupti_cbdata *d)
 {
 	if (cs.rt_cbid)
@@ -93,6 +131,8 @@ static void on_driver(uint32_t cbid, const struct tlm_cupti_cbdata *d)
 	if (tlm__depth != 0)
 		return; /* inside one of our wrappers: interposition records it */
 	struct tlm__evargs a;
+	if (vmm_refs(cbid, d))
+		return;
 	if (d->callbackSite == TLM_CUPTI_API_ENTER) {
 		tlm__depth++;
 		if (tlm__cupti_driver_free(cbid, d->functionParams, &a) && tlm__recording() && cs.npend < N(cs.pend)) {

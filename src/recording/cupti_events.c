@@ -11,6 +11,7 @@
 
 #include "common/cupti_abi.h"
 #include "recording/cupti_int.h"
+#include "recording/driver_query.h"
 
 #define U(p) ((uint64_t)(uintptr_t)(p))
 #define P(type) const struct tlm_cupti_p_##type *p = prm

@@ -14,9 +14,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "recording/shim.h"
+#include "common/cuda_abi.h"
+#include "recording/recorder.h"
 
-/* A driver free-like call at its ENTER (the address still live). */
+/* cupti.c: after a successful cuInit, sets CUPTI up once (cheap afterwards). */
+void tlm__cupti_after_init(void) TLM_HIDDEN;
+
+/* cupti_events.c: a driver free-like call at its ENTER (the address still live). */
 bool tlm__cupti_driver_free(uint32_t cbid, const void *prm, struct tlm__evargs *a) TLM_HIDDEN;
 /* A driver allocation at its EXIT, r its result. */
 bool tlm__cupti_driver_alloc(uint32_t cbid, const void *prm, int32_t r, struct tlm__evargs *a) TLM_HIDDEN;

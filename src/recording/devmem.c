@@ -15,7 +15,10 @@
  */
 #include <string.h>
 
+#include "recording/clock.h"
+#include "recording/config.h"
 #include "recording/devmem.h"
+#include "recording/driver_query.h"
 
 static _Atomic uint64_t hi[TLM__DM_DEVS];      /* highest reserved value sampled */
 static _Atomic uint64_t last_peak[TLM__DM_DEVS];/* when the last PEAK sample was taken (ns) */
@@ -46,16 +49,17 @@ static bool peak_due(int d, uint64_t after)
 	return true;
 }
 
-int tlm__dm_after_alloc(const struct tlm__evargs *a, bool first)
+int tlm__dm_after_alloc(unsigned op, unsigned kind, int32_t result, uint64_t addr, uint64_t size, int16_t device,
+			bool first)
 {
-	bool device_mem = a->kind == TLM_KIND_DEVICE || a->kind == TLM_KIND_VMM_PHYSICAL;
-	int d = a->device;
-	if (a->op != TLM_OP_ALLOC)
+	bool device_mem = kind == TLM_KIND_DEVICE || kind == TLM_KIND_VMM_PHYSICAL;
+	int d = device;
+	if (op != TLM_OP_ALLOC)
 		return -1;
-	if (a->result)
+	if (result)
 		return device_mem && d >= 0 && d < TLM__DM_DEVS ? TLM_DEVMEM_OOM : -1;
 	uint64_t after = 0;
-	bool tracked = tlm__rt_insert(a->kind, a->addr, a->size, a->device, &after);
+	bool tracked = tlm__rt_insert(kind, addr, size, device, &after);
 	if (!device_mem || d < 0 || d >= TLM__DM_DEVS)
 		return -1;
 	if (first) {

@@ -15,8 +15,9 @@
  */
 #include <stdatomic.h>
 
-#include "recording/devmem.h"
-#include "recording/shim.h"
+#include "common/cuda_abi.h"
+#include "recording/driver_query.h"
+#include "recording/realsym.h"
 
 typedef CUresult (*ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*mem_get_info_fn)(size_t *, size_t *);

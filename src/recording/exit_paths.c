@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exit_paths.c - ends that skip destructors: _exit/_Exit, and the
- * termination signals at their default action (edges.h has the contract).
+ * exit_paths.c - ends that skip destructors: _exit/_Exit, the termination
+ * signals at their default action, the fatal signals and a vfork child's
+ * exit() (exit_paths.h has the contract).
+ *
+ * On SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT tlm writes what the rings
+ * hold (without allocating) and a SIGNAL record, then chains to the previous
+ * handler or the default action.
  *
  * _exit (os._exit, every multiprocessing worker) writes what the rings hold
  * and END marked "_exit". For SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and
@@ -25,9 +30,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
-#include "recording/devmem.h"
+#include "recording/exit_paths.h"
+#include "recording/forkguard.h"
+#include "recording/guard.h"
+#include "recording/nvml_dl.h"
+#include "recording/realsym.h"
 #include "recording/ring.h"
+#include "recording/writer/summary.h"
+#include "recording/writer/writer.h"
 
 #define RTLD_NEXT_HANDLE ((void *)-1l)
 /* Sanitizer runtimes install their handlers through sigaction while they
@@ -71,6 +81,55 @@ NO_SANITIZE static int term_index(int sig)
 	return -1;
 }
 
+/* ------------------------------------------------------- fatal signals */
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static struct sigaction prev_action[NFATAL];
+static atomic_int in_fatal;
+
+static void on_fatal(int sig, siginfo_t *info, void *uctx)
+{
+	size_t k = 0;
+	while (k < NFATAL && fatal_signals[k] != sig)
+		k++;
+	int s = atomic_load(&tlm__state);
+	if (!atomic_exchange(&in_fatal, 1) && (s == TLM__RUNNING || s == TLM__CLOSED))
+		tlm__writer_signal(sig);
+	/* chain: the previous handler, or the default action */
+	struct sigaction *p = &prev_action[k];
+	if (k < NFATAL && (p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
+		p->sa_sigaction(sig, info, uctx);
+		return;
+	}
+	if (k < NFATAL && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+		p->sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+	if (info && info->si_code <= 0) /* sent by kill/raise: send again */
+		raise(sig);
+	/* a fault returns to the faulting instruction and faults again, now fatal */
+}
+
+static void install_fatal(void)
+{
+	for (size_t k = 0; k < NFATAL; k++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		struct sigaction old;
+		if (sigaction(fatal_signals[k], NULL, &old) != 0)
+			continue;
+		if (old.sa_handler == SIG_IGN) /* the host ignores it: leave it so */
+			continue;
+		prev_action[k] = old;
+		sigaction(fatal_signals[k], &sa, NULL);
+	}
+}
+
 /* ---------------------------------------------------------------- the ends */
 
 static void die_of(int sig, bool mine)
@@ -106,7 +165,7 @@ static void on_term(int sig, siginfo_t *info, void *uctx)
 	(void)info;
 	(void)uctx;
 	int saved = errno;
-	bool mine = tlm__forkguard_mine(); /* false in a vfork child: shared memory, hands off */
+	bool mine = tlm__forkguard_owner(); /* false in a vfork child: shared memory, hands off */
 	if (mine && tlm__starting_here && atomic_load(&tlm__state) == TLM__STARTING) {
 		tlm__term_pending = sig; /* this thread is opening the trace: end it once open */
 		errno = saved;
@@ -125,8 +184,6 @@ static void on_term(int sig, siginfo_t *info, void *uctx)
 	die_of(sig, mine);
 	errno = saved;
 }
-
-TLM_TLS int tlm__term_pending;
 
 void tlm__exit_term_deferred(void)
 {
@@ -173,7 +230,8 @@ void tlm__exit_paths_init(void)
 {
 	/* looked up once: the host may set SIG_DFL from a signal handler, where
 	 * the loader's lock must not be taken */
-	sigaction_fn first = (sigaction_fn)dlsym(RTLD_DEFAULT, "sigaction");
+	tlm__resolve_dlsym();
+	sigaction_fn first = tlm__real_dlsym ? (sigaction_fn)tlm__real_dlsym(RTLD_DEFAULT, "sigaction") : NULL;
 	if (first && !ours((void *)first))
 		first_sa = first;
 	for (size_t k = 0; k < NTERM; k++) {
@@ -186,12 +244,19 @@ void tlm__exit_paths_init(void)
 		install_ours(term_sigs[k]);
 	}
 	atomic_store(&active, 1);
+	tlm__writer_deferred_end = tlm__exit_term_deferred;
+	install_fatal();
+}
+
+void tlm__exit_paths_child(void)
+{
+	atomic_store(&in_fatal, 0);
 }
 
 static void exit_now(const char *how)
 {
 	int saved = errno;
-	if (tlm__forkguard_mine() && state_settled() == TLM__RUNNING)
+	if (tlm__forkguard_owner() && state_settled() == TLM__RUNNING)
 		tlm__writer_end_now(0, how);
 	errno = saved;
 }
@@ -236,7 +301,7 @@ static void parent_end(void *unused)
 {
 	(void)unused;
 	atomic_store(&parent_end_armed, 0);
-	if (tlm__forkguard_mine() && atomic_load(&tlm__state) == TLM__RUNNING) {
+	if (tlm__forkguard_owner() && atomic_load(&tlm__state) == TLM__RUNNING) {
 		tlm__nvml_forbid_load();
 		tlm__writer_finish();
 		tlm__summary(tlm__writer_path());

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fdguard.c - the trace descriptor is tlm's alone (edges.h has the contract).
+ * fdguard.c - the trace descriptor is tlm's alone (fdguard.h has the contract).
  *
  * Hosts close descriptors they did not open, dup2 over them, or reuse the
  * number for a socket. The trace fd is moved to a high number (where a
@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
+#include "recording/fdguard.h"
+#include "recording/log.h"
 
 #define FD_FLOOR 1000 /* below the usual 1024 limit, above what programs open */
 

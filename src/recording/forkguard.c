@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * forkguard.c - which process owns libtlm's state (edges.h has the contract).
+ * forkguard.c - which process owns libtlm's state (forkguard.h has the contract).
  *
  * fork() runs our atfork handlers; syscall(SYS_fork) and clone() do not, and
  * such a child would otherwise drain the parent's rings into the parent's
@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
+#include "recording/forkguard.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
@@ -49,18 +49,11 @@ void tlm__forkguard_arm(void)
 		*tlm__fork_mark = 1;
 }
 
-void tlm__forkguard_slow(void)
-{
-	/* only the thread that called fork exists here: nothing to race with but
-	 * a signal handler, which sees the mark set again before the reset ends */
-	tlm__lifecycle_child_reset();
-}
-
-bool tlm__forkguard_mine(void)
+bool tlm__forkguard_owner(void)
 {
 	volatile int *m = tlm__fork_mark;
 	if (m && !*m)
-		tlm__lifecycle_child_reset();
+		return false; /* a child that has not been reset yet: the state is its parent's */
 	pid_t o = atomic_load(&owner);
 	return !o || o == getpid();
 }

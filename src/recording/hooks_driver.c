@@ -2,14 +2,20 @@
 /*
  * hooks_driver.c - the driver memory calls (libcuda), whichever way they are
  * reached: direct calls bind to the exported slot-0 wrappers; dlsym,
- * cuGetProcAddress and cudaGetDriverEntryPoint hand out the others.
+ * cuGetProcAddress and cudaGetDriverEntryPoint hand out the others
+ * (procaddr.c). cuInit also sets CUPTI up (cupti.c).
  *
  * Allocations are recorded after the real call returns, frees before it (the
  * address cannot be handed out again in between, see ring.h).
  */
 #include <string.h>
 
+#include "recording/cupti_int.h"
+#include "recording/driver_query.h"
+#include "recording/guard.h"
 #include "recording/hooks.h"
+#include "recording/recorder.h"
+#include "recording/vmm_refs.h"
 
 #define E(...) (&(struct tlm__evargs){__VA_ARGS__})
 #define NOT_LOADED CUDA_ERROR_NOT_INITIALIZED
@@ -19,8 +25,8 @@ enum {
 	I_cuMemAllocFromPoolAsync, I_cuMemAllocFromPoolAsync_ptsz, I_cuMemFreeAsync, I_cuMemFreeAsync_ptsz,
 	I_cuMemAllocManaged, I_cuMemAllocHost_v2, I_cuMemHostAlloc, I_cuMemFreeHost, I_cuMemCreate,
 	I_cuMemRelease, I_cuMemMap, I_cuMemUnmap, I_cuMemAddressReserve, I_cuMemAddressFree, I_cuMemPoolCreate,
-	I_cuMemPoolDestroy, I_cuMemPoolTrimTo, I_cuGetProcAddress, I_cuGetProcAddress_v2,
-	I_cuGetProcAddress_v2_ptsz, I_cuInit, I_COUNT
+	I_cuMemPoolDestroy, I_cuMemPoolTrimTo, I_cuMemRetainAllocationHandle, I_cuMemImportFromShareableHandle,
+	I_cuInit, I_COUNT
 };
 
 /* -------- plain device allocations -------- */
@@ -44,13 +50,13 @@ static CUresult do_cuMemAlloc_v2(void *rp, CUdeviceptr *dptr, size_t size)
 {
 	return do_alloc(rp, dptr, size, TLM_API_cuMemAlloc_v2, TLM_KIND_DEVICE);
 }
-TLM__SLOTS(I_cuMemAlloc_v2, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t size), dptr, size)
+TLM__SLOTS(tlm__drv, I_cuMemAlloc_v2, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t size), dptr, size)
 
 static CUresult do_cuMemAllocHost_v2(void *rp, void **pp, size_t size)
 {
 	return do_alloc(rp, (CUdeviceptr *)pp, size, TLM_API_cuMemAllocHost_v2, TLM_KIND_HOST_PINNED);
 }
-TLM__SLOTS(I_cuMemAllocHost_v2, cuMemAllocHost_v2, CUresult, (void **pp, size_t size), pp, size)
+TLM__SLOTS(tlm__drv, I_cuMemAllocHost_v2, cuMemAllocHost_v2, CUresult, (void **pp, size_t size), pp, size)
 
 typedef CUresult (*alloc_flags_fn)(CUdeviceptr *, size_t, unsigned);
 static CUresult do_alloc_flags(void *rp, CUdeviceptr *dptr, size_t size, unsigned fl, uint16_t api, uint8_t kind)
@@ -71,14 +77,14 @@ static CUresult do_cuMemAllocManaged(void *rp, CUdeviceptr *dptr, size_t size, u
 {
 	return do_alloc_flags(rp, dptr, size, fl, TLM_API_cuMemAllocManaged, TLM_KIND_MANAGED);
 }
-TLM__SLOTS(I_cuMemAllocManaged, cuMemAllocManaged, CUresult, (CUdeviceptr * dptr, size_t size, unsigned fl),
+TLM__SLOTS(tlm__drv, I_cuMemAllocManaged, cuMemAllocManaged, CUresult, (CUdeviceptr * dptr, size_t size, unsigned fl),
 	   dptr, size, fl)
 
 static CUresult do_cuMemHostAlloc(void *rp, void **pp, size_t size, unsigned fl)
 {
 	return do_alloc_flags(rp, (CUdeviceptr *)pp, size, fl, TLM_API_cuMemHostAlloc, TLM_KIND_HOST_PINNED);
 }
-TLM__SLOTS(I_cuMemHostAlloc, cuMemHostAlloc, CUresult, (void **pp, size_t size, unsigned fl), pp, size, fl)
+TLM__SLOTS(tlm__drv, I_cuMemHostAlloc, cuMemHostAlloc, CUresult, (void **pp, size_t size, unsigned fl), pp, size, fl)
 
 typedef CUresult (*pitch_fn)(CUdeviceptr *, size_t *, size_t, size_t, unsigned);
 static CUresult do_cuMemAllocPitch_v2(void *rp, CUdeviceptr *dptr, size_t *pitch, size_t w, size_t h, unsigned es)
@@ -96,7 +102,7 @@ static CUresult do_cuMemAllocPitch_v2(void *rp, CUdeviceptr *dptr, size_t *pitch
 	tlm__leave();
 	return r;
 }
-TLM__SLOTS(I_cuMemAllocPitch_v2, cuMemAllocPitch_v2, CUresult,
+TLM__SLOTS(tlm__drv, I_cuMemAllocPitch_v2, cuMemAllocPitch_v2, CUresult,
 	   (CUdeviceptr * dptr, size_t *pitch, size_t w, size_t h, unsigned es), dptr, pitch, w, h, es)
 
 /* -------- frees: stamped before the real call -------- */
@@ -121,26 +127,40 @@ static CUresult do_cuMemFree_v2(void *rp, CUdeviceptr p)
 {
 	return do_free(rp, p, 0, TLM_API_cuMemFree_v2, TLM_KIND_DEVICE, TLM_OP_FREE);
 }
-TLM__SLOTS(I_cuMemFree_v2, cuMemFree_v2, CUresult, (CUdeviceptr p), p)
+TLM__SLOTS(tlm__drv, I_cuMemFree_v2, cuMemFree_v2, CUresult, (CUdeviceptr p), p)
 
 static CUresult do_cuMemFreeHost(void *rp, void *p)
 {
 	return do_free(rp, (CUdeviceptr)(uintptr_t)p, 0, TLM_API_cuMemFreeHost, TLM_KIND_HOST_PINNED, TLM_OP_FREE);
 }
-TLM__SLOTS(I_cuMemFreeHost, cuMemFreeHost, CUresult, (void *p), p)
+TLM__SLOTS(tlm__drv, I_cuMemFreeHost, cuMemFreeHost, CUresult, (void *p), p)
 
+/* Only the release that drops the creation's reference frees (vmm_refs.c). */
 static CUresult do_cuMemRelease(void *rp, CUmemGenericAllocationHandle h)
 {
-	return do_free(rp, h, 0, TLM_API_cuMemRelease, TLM_KIND_VMM_PHYSICAL, TLM_OP_FREE);
+	if (!rp)
+		return NOT_LOADED;
+	bool frees = tlm__vmm_release_frees(h);
+	CUresult r;
+	if (frees) {
+		r = do_free(rp, h, 0, TLM_API_cuMemRelease, TLM_KIND_VMM_PHYSICAL, TLM_OP_FREE);
+	} else {
+		tlm__enter(); /* interposed, though unrecorded: CUPTI's callback must not record it */
+		r = ((CUresult(*)(CUmemGenericAllocationHandle))rp)(h);
+		tlm__leave();
+	}
+	if (r != CUDA_SUCCESS)
+		tlm__vmm_release_failed(h, frees);
+	return r;
 }
-TLM__SLOTS(I_cuMemRelease, cuMemRelease, CUresult, (CUmemGenericAllocationHandle h), h)
+TLM__SLOTS(tlm__drv, I_cuMemRelease, cuMemRelease, CUresult, (CUmemGenericAllocationHandle h), h)
 
 static CUresult do_cuMemPoolDestroy(void *rp, CUmemoryPool pool)
 {
 	return do_free(rp, (CUdeviceptr)(uintptr_t)pool, 0, TLM_API_cuMemPoolDestroy, TLM_KIND_POOL,
 		       TLM_OP_POOL_DESTROY);
 }
-TLM__SLOTS(I_cuMemPoolDestroy, cuMemPoolDestroy, CUresult, (CUmemoryPool pool), pool)
+TLM__SLOTS(tlm__drv, I_cuMemPoolDestroy, cuMemPoolDestroy, CUresult, (CUmemoryPool pool), pool)
 
 typedef CUresult (*range_fn)(CUdeviceptr, size_t);
 static CUresult do_range_free(void *rp, CUdeviceptr p, size_t size, uint16_t api, uint8_t kind)
@@ -162,13 +182,13 @@ static CUresult do_cuMemUnmap(void *rp, CUdeviceptr p, size_t size)
 {
 	return do_range_free(rp, p, size, TLM_API_cuMemUnmap, TLM_KIND_VMM_MAPPING);
 }
-TLM__SLOTS(I_cuMemUnmap, cuMemUnmap, CUresult, (CUdeviceptr p, size_t size), p, size)
+TLM__SLOTS(tlm__drv, I_cuMemUnmap, cuMemUnmap, CUresult, (CUdeviceptr p, size_t size), p, size)
 
 static CUresult do_cuMemAddressFree(void *rp, CUdeviceptr p, size_t size)
 {
 	return do_range_free(rp, p, size, TLM_API_cuMemAddressFree, TLM_KIND_VMM_RESERVE);
 }
-TLM__SLOTS(I_cuMemAddressFree, cuMemAddressFree, CUresult, (CUdeviceptr p, size_t size), p, size)
+TLM__SLOTS(tlm__drv, I_cuMemAddressFree, cuMemAddressFree, CUresult, (CUdeviceptr p, size_t size), p, size)
 
 /* -------- stream-ordered allocator -------- */
 
@@ -194,8 +214,8 @@ static CUresult do_cuMemAllocAsync_ptsz(void *rp, CUdeviceptr *d, size_t n, CUst
 {
 	return do_async(rp, d, n, s, TLM_API_cuMemAllocAsync_ptsz, TLM_EVF_PTSZ);
 }
-TLM__SLOTS(I_cuMemAllocAsync, cuMemAllocAsync, CUresult, (CUdeviceptr * d, size_t n, CUstream s), d, n, s)
-TLM__SLOTS(I_cuMemAllocAsync_ptsz, cuMemAllocAsync_ptsz, CUresult, (CUdeviceptr * d, size_t n, CUstream s), d, n,
+TLM__SLOTS(tlm__drv, I_cuMemAllocAsync, cuMemAllocAsync, CUresult, (CUdeviceptr * d, size_t n, CUstream s), d, n, s)
+TLM__SLOTS(tlm__drv, I_cuMemAllocAsync_ptsz, cuMemAllocAsync_ptsz, CUresult, (CUdeviceptr * d, size_t n, CUstream s), d, n,
 	   s)
 
 typedef CUresult (*pool_async_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
@@ -222,9 +242,9 @@ static CUresult do_cuMemAllocFromPoolAsync_ptsz(void *rp, CUdeviceptr *d, size_t
 {
 	return do_pool_async(rp, d, n, p, s, TLM_API_cuMemAllocFromPoolAsync_ptsz, TLM_EVF_PTSZ);
 }
-TLM__SLOTS(I_cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, CUresult,
+TLM__SLOTS(tlm__drv, I_cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, CUresult,
 	   (CUdeviceptr * d, size_t n, CUmemoryPool p, CUstream s), d, n, p, s)
-TLM__SLOTS(I_cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, CUresult,
+TLM__SLOTS(tlm__drv, I_cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, CUresult,
 	   (CUdeviceptr * d, size_t n, CUmemoryPool p, CUstream s), d, n, p, s)
 
 typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
@@ -251,8 +271,8 @@ static CUresult do_cuMemFreeAsync_ptsz(void *rp, CUdeviceptr p, CUstream s)
 {
 	return do_free_async(rp, p, s, TLM_API_cuMemFreeAsync_ptsz, TLM_EVF_PTSZ);
 }
-TLM__SLOTS(I_cuMemFreeAsync, cuMemFreeAsync, CUresult, (CUdeviceptr p, CUstream s), p, s)
-TLM__SLOTS(I_cuMemFreeAsync_ptsz, cuMemFreeAsync_ptsz, CUresult, (CUdeviceptr p, CUstream s), p, s)
+TLM__SLOTS(tlm__drv, I_cuMemFreeAsync, cuMemFreeAsync, CUresult, (CUdeviceptr p, CUstream s), p, s)
+TLM__SLOTS(tlm__drv, I_cuMemFreeAsync_ptsz, cuMemFreeAsync_ptsz, CUresult, (CUdeviceptr p, CUstream s), p, s)
 
 /* -------- virtual memory management -------- */
 
@@ -265,16 +285,53 @@ static CUresult do_cuMemCreate(void *rp, CUmemGenericAllocationHandle *h, size_t
 		return NOT_LOADED;
 	bool rec = tlm__enter();
 	CUresult r = ((create_fn)rp)(h, size, prop, fl);
+	if (r == CUDA_SUCCESS && h)
+		tlm__vmm_created(*h);
+	/* a host location's id is a NUMA node, not a device */
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_PHYSICAL, .api = TLM_API_cuMemCreate,
 			      .result = r, .addr = r == CUDA_SUCCESS && h ? *h : 0, .size = size,
-			      .device = prop ? (int16_t)prop->location.id : -1));
+			      .device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+						? (int16_t)prop->location.id
+						: -1));
 	tlm__leave();
 	return r;
 }
-TLM__SLOTS(I_cuMemCreate, cuMemCreate, CUresult,
+TLM__SLOTS(tlm__drv, I_cuMemCreate, cuMemCreate, CUresult,
 	   (CUmemGenericAllocationHandle * h, size_t size, const CUmemAllocationProp *prop, unsigned long long fl),
 	   h, size, prop, fl)
+
+/* Neither allocates: they add a reference to a handle (vmm_refs.c). */
+typedef CUresult (*retain_fn)(CUmemGenericAllocationHandle *, void *);
+static CUresult do_cuMemRetainAllocationHandle(void *rp, CUmemGenericAllocationHandle *h, void *addr)
+{
+	if (!rp)
+		return NOT_LOADED;
+	tlm__enter();
+	CUresult r = ((retain_fn)rp)(h, addr);
+	tlm__leave();
+	if (r == CUDA_SUCCESS && h)
+		tlm__vmm_retained(*h);
+	return r;
+}
+TLM__SLOTS(tlm__drv, I_cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, CUresult,
+	   (CUmemGenericAllocationHandle * h, void *addr), h, addr)
+
+typedef CUresult (*import_fn)(CUmemGenericAllocationHandle *, void *, int);
+static CUresult do_cuMemImportFromShareableHandle(void *rp, CUmemGenericAllocationHandle *h, void *os,
+						  int type)
+{
+	if (!rp)
+		return NOT_LOADED;
+	tlm__enter();
+	CUresult r = ((import_fn)rp)(h, os, type);
+	tlm__leave();
+	if (r == CUDA_SUCCESS && h)
+		tlm__vmm_imported(*h);
+	return r;
+}
+TLM__SLOTS(tlm__drv, I_cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, CUresult,
+	   (CUmemGenericAllocationHandle * h, void *os, int type), h, os, type)
 
 typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
 static CUresult do_cuMemMap(void *rp, CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h,
@@ -290,7 +347,7 @@ static CUresult do_cuMemMap(void *rp, CUdeviceptr p, size_t size, size_t off, CU
 	tlm__leave();
 	return r;
 }
-TLM__SLOTS(I_cuMemMap, cuMemMap, CUresult,
+TLM__SLOTS(tlm__drv, I_cuMemMap, cuMemMap, CUresult,
 	   (CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h, unsigned long long fl), p, size,
 	   off, h, fl)
 
@@ -308,7 +365,7 @@ static CUresult do_cuMemAddressReserve(void *rp, CUdeviceptr *p, size_t size, si
 	tlm__leave();
 	return r;
 }
-TLM__SLOTS(I_cuMemAddressReserve, cuMemAddressReserve, CUresult,
+TLM__SLOTS(tlm__drv, I_cuMemAddressReserve, cuMemAddressReserve, CUresult,
 	   (CUdeviceptr * p, size_t size, size_t align, CUdeviceptr hint, unsigned long long fl), p, size, align,
 	   hint, fl)
 
@@ -328,7 +385,7 @@ static CUresult do_cuMemPoolCreate(void *rp, CUmemoryPool *pool, const CUmemPool
 	tlm__leave();
 	return r;
 }
-TLM__SLOTS(I_cuMemPoolCreate, cuMemPoolCreate, CUresult, (CUmemoryPool * pool, const CUmemPoolProps *props), pool,
+TLM__SLOTS(tlm__drv, I_cuMemPoolCreate, cuMemPoolCreate, CUresult, (CUmemoryPool * pool, const CUmemPoolProps *props), pool,
 	   props)
 
 typedef CUresult (*trim_fn)(CUmemoryPool, size_t);
@@ -344,41 +401,7 @@ static CUresult do_cuMemPoolTrimTo(void *rp, CUmemoryPool pool, size_t keep)
 	tlm__leave();
 	return r;
 }
-TLM__SLOTS(I_cuMemPoolTrimTo, cuMemPoolTrimTo, CUresult, (CUmemoryPool pool, size_t keep), pool, keep)
-
-/* -------- entry-point resolution: hand out wrappers -------- */
-
-typedef CUresult (*gpa1_fn)(const char *, void **, int, cuuint64_t);
-static CUresult do_cuGetProcAddress(void *rp, const char *sym, void **pfn, int ver, cuuint64_t fl)
-{
-	if (!rp)
-		return NOT_LOADED;
-	CUresult r = ((gpa1_fn)rp)(sym, pfn, ver, fl);
-	if (r == CUDA_SUCCESS && sym && pfn && *pfn)
-		*pfn = tlm__translate_proc(sym, ver, fl, *pfn);
-	return r;
-}
-TLM__SLOTS(I_cuGetProcAddress, cuGetProcAddress, CUresult, (const char *sym, void **pfn, int ver, cuuint64_t fl),
-	   sym, pfn, ver, fl)
-
-typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-static CUresult do_cuGetProcAddress_v2(void *rp, const char *sym, void **pfn, int ver, cuuint64_t fl,
-				       CUdriverProcAddressQueryResult *st)
-{
-	if (!rp)
-		return NOT_LOADED;
-	CUresult r = ((gpa2_fn)rp)(sym, pfn, ver, fl, st);
-	if (r == CUDA_SUCCESS && sym && pfn && *pfn)
-		*pfn = tlm__translate_proc(sym, ver, fl, *pfn);
-	return r;
-}
-#define do_cuGetProcAddress_v2_ptsz do_cuGetProcAddress_v2
-TLM__SLOTS(I_cuGetProcAddress_v2, cuGetProcAddress_v2, CUresult,
-	   (const char *sym, void **pfn, int ver, cuuint64_t fl, CUdriverProcAddressQueryResult *st), sym, pfn, ver,
-	   fl, st)
-TLM__SLOTS(I_cuGetProcAddress_v2_ptsz, cuGetProcAddress_v2_ptsz, CUresult,
-	   (const char *sym, void **pfn, int ver, cuuint64_t fl, CUdriverProcAddressQueryResult *st), sym, pfn, ver,
-	   fl, st)
+TLM__SLOTS(tlm__drv, I_cuMemPoolTrimTo, cuMemPoolTrimTo, CUresult, (CUmemoryPool pool, size_t keep), pool, keep)
 
 /* -------- cuInit: CUPTI is set up once CUDA is initialised -------- */
 
@@ -392,7 +415,7 @@ static CUresult do_cuInit(void *rp, unsigned fl)
 		tlm__cupti_after_init();
 	return r;
 }
-TLM__SLOTS(I_cuInit, cuInit, CUresult, (unsigned fl), fl)
+TLM__SLOTS(tlm__drv, I_cuInit, cuInit, CUresult, (unsigned fl), fl)
 
 /* -------- the table -------- */
 
@@ -420,16 +443,9 @@ struct tlm__drv_fn tlm__drv[] = {
 	F(cuMemPoolCreate, "cuMemPoolCreate", 11020, false),
 	F(cuMemPoolDestroy, "cuMemPoolDestroy", 11020, false),
 	F(cuMemPoolTrimTo, "cuMemPoolTrimTo", 11020, false),
-	/* cuGetProcAddress itself: resolved by name+version specially */
-	F(cuGetProcAddress, "", 11030, false),
-	F(cuGetProcAddress_v2, "", 12000, false),
-	F(cuGetProcAddress_v2_ptsz, "", 12000, true),
+	F(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", 11000, false),
+	F(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle", 10020, false),
 	F(cuInit, "cuInit", 2000, false),
 };
 const unsigned tlm__ndrv = I_COUNT;
 _Static_assert(sizeof tlm__drv / sizeof tlm__drv[0] == I_COUNT, "table complete");
-
-TLM_HIDDEN int tlm__drv_idx_gpa(int version)
-{
-	return version >= 12000 ? I_cuGetProcAddress_v2 : I_cuGetProcAddress;
-}

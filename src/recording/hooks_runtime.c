@@ -2,21 +2,22 @@
 /*
  * hooks_runtime.c - the runtime (libcudart) allocation calls, for programs
  * that link libcudart dynamically. The driver calls they make inside run at
- * depth > 0 and are not recorded again. cudaGetDriverEntryPoint* hand out
- * our driver wrappers.
+ * depth > 0 and are not recorded again. (cudaGetDriverEntryPoint*, which
+ * hand out our driver wrappers: procaddr.c.)
  */
+#include "recording/driver_query.h"
+#include "recording/guard.h"
 #include "recording/hooks.h"
+#include "recording/recorder.h"
 
 #define E(...) (&(struct tlm__evargs){__VA_ARGS__})
-#define RT(i) tlm__rt_real(i)
+#define RT(i) tlm__rt_real(&tlm__rt[i])
 #define NOT_LOADED cudaErrorInitializationError
 
 enum {
 	R_cudaMalloc, R_cudaMallocPitch, R_cudaMalloc3D, R_cudaMallocManaged, R_cudaMallocHost, R_cudaHostAlloc,
 	R_cudaMallocAsync, R_cudaMallocAsync_ptsz, R_cudaMallocFromPoolAsync, R_cudaMallocFromPoolAsync_ptsz,
-	R_cudaFree, R_cudaFreeHost, R_cudaFreeAsync, R_cudaFreeAsync_ptsz, R_cudaGetDriverEntryPoint,
-	R_cudaGetDriverEntryPoint_ptsz, R_cudaGetDriverEntryPointByVersion, R_cudaGetDriverEntryPointByVersion_ptsz,
-	R_COUNT
+	R_cudaFree, R_cudaFreeHost, R_cudaFreeAsync, R_cudaFreeAsync_ptsz, R_COUNT
 };
 
 static void rec_alloc(cudaError_t r, void *p, size_t size, uint8_t kind, uint16_t api, uint64_t stream,
@@ -216,70 +217,11 @@ TLM_EXPORT cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s)
 	return free_async(R_cudaFreeAsync_ptsz, p, s, TLM_API_cudaFreeAsync_ptsz, TLM_EVF_PTSZ);
 }
 
-/* The runtime resolves with its own version; 13000 picks the same ABI for
- * every call we trace. */
-#define RUNTIME_VERSION 13000
-
-typedef cudaError_t (*gdep_fn)(const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *);
-static cudaError_t entry_point(unsigned idx, const char *sym, void **fp, unsigned long long fl,
-			       enum cudaDriverEntryPointQueryResult *st)
-{
-	gdep_fn f = (gdep_fn)RT(idx);
-	if (!f)
-		return NOT_LOADED;
-	cudaError_t r = f(sym, fp, fl, st);
-	if (r == cudaSuccess && sym && fp && *fp)
-		*fp = tlm__translate_proc(sym, RUNTIME_VERSION, fl, *fp);
-	return r;
-}
-
-TLM_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *sym, void **fp, unsigned long long fl,
-					       enum cudaDriverEntryPointQueryResult *st)
-{
-	return entry_point(R_cudaGetDriverEntryPoint, sym, fp, fl, st);
-}
-
-TLM_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char *sym, void **fp, unsigned long long fl,
-						    enum cudaDriverEntryPointQueryResult *st)
-{
-	return entry_point(R_cudaGetDriverEntryPoint_ptsz, sym, fp, fl, st);
-}
-
-typedef cudaError_t (*gdepv_fn)(const char *, void **, unsigned, unsigned long long,
-				enum cudaDriverEntryPointQueryResult *);
-static cudaError_t entry_point_v(unsigned idx, const char *sym, void **fp, unsigned ver, unsigned long long fl,
-				 enum cudaDriverEntryPointQueryResult *st)
-{
-	gdepv_fn f = (gdepv_fn)RT(idx);
-	if (!f)
-		return NOT_LOADED;
-	cudaError_t r = f(sym, fp, ver, fl, st);
-	if (r == cudaSuccess && sym && fp && *fp)
-		*fp = tlm__translate_proc(sym, (int)ver, fl, *fp);
-	return r;
-}
-
-TLM_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fp, unsigned ver,
-							unsigned long long fl,
-							enum cudaDriverEntryPointQueryResult *st)
-{
-	return entry_point_v(R_cudaGetDriverEntryPointByVersion, sym, fp, ver, fl, st);
-}
-
-TLM_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *sym, void **fp, unsigned ver,
-							     unsigned long long fl,
-							     enum cudaDriverEntryPointQueryResult *st)
-{
-	return entry_point_v(R_cudaGetDriverEntryPointByVersion_ptsz, sym, fp, ver, fl, st);
-}
-
 #define H(n) [R_##n] = {.name = #n, .hook = (void *)n}
 struct tlm__rt_fn tlm__rt[] = {
 	H(cudaMalloc), H(cudaMallocPitch), H(cudaMalloc3D), H(cudaMallocManaged), H(cudaMallocHost),
 	H(cudaHostAlloc), H(cudaMallocAsync), H(cudaMallocAsync_ptsz), H(cudaMallocFromPoolAsync),
 	H(cudaMallocFromPoolAsync_ptsz), H(cudaFree), H(cudaFreeHost), H(cudaFreeAsync), H(cudaFreeAsync_ptsz),
-	H(cudaGetDriverEntryPoint), H(cudaGetDriverEntryPoint_ptsz), H(cudaGetDriverEntryPointByVersion),
-	H(cudaGetDriverEntryPointByVersion_ptsz),
 };
 const unsigned tlm__nrt = R_COUNT;
 _Static_assert(sizeof tlm__rt / sizeof tlm__rt[0] == R_COUNT, "table complete");

@@ -12,7 +12,7 @@
  */
 #include <stdlib.h>
 
-#include "recording/shim.h"
+#include "recording/lifecycle.h"
 
 void tlm__job_props(void)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lifecycle.c - start, fork, exec, exit and fatal signals.
+ * lifecycle.c - load, the trace's start, fork, exec, dlclose and exit
+ * (lifecycle.h).
  *
  * The trace starts at the first recorded event, not at load time, so the
  * many processes that inherit LD_PRELOAD but never touch CUDA leave no file;
@@ -17,12 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recording/devmem.h"
-#include "recording/edges.h"
+#include "recording/clock.h"
+#include "recording/config.h"
+#include "recording/exit_paths.h"
+#include "recording/lifecycle.h"
+#include "recording/realsym.h"
+#include "recording/reserved_table.h"
 #include "recording/ring.h"
 #include "recording/stack/stack.h"
+#include "recording/writer/summary.h"
 
-_Atomic int tlm__state;
 static atomic_int config_loaded;
 
 static void load_config_once(void)
@@ -32,6 +37,7 @@ static void load_config_once(void)
 		tlm__clock_init();
 		tlm__stack_init();
 		tlm__rt_init(); /* the table of live device allocations, before any event */
+		tlm__ring_layout(sizeof(struct tlm__stk_cache), tlm__writer_ring_bytes(tlm__cfg.ring_slots));
 	}
 }
 
@@ -39,8 +45,6 @@ void tlm__config_ensure(void)
 {
 	load_config_once();
 }
-
-TLM_TLS bool tlm__starting_here; /* this thread is starting the trace */
 
 bool tlm__start_slow(void)
 {
@@ -69,55 +73,6 @@ bool tlm__start_slow(void)
 	return expect == TLM__RUNNING || expect == TLM__CLOSED;
 }
 
-/* ---------------------------------------------------------------- signals */
-
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-static struct sigaction prev_action[NFATAL];
-static atomic_int in_fatal;
-
-static void on_fatal(int sig, siginfo_t *info, void *uctx)
-{
-	size_t k = 0;
-	while (k < NFATAL && fatal_signals[k] != sig)
-		k++;
-	int s = atomic_load(&tlm__state);
-	if (!atomic_exchange(&in_fatal, 1) && (s == TLM__RUNNING || s == TLM__CLOSED))
-		tlm__writer_signal(sig);
-	/* chain: the previous handler, or the default action */
-	struct sigaction *p = &prev_action[k];
-	if (k < NFATAL && (p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
-		p->sa_sigaction(sig, info, uctx);
-		return;
-	}
-	if (k < NFATAL && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
-		p->sa_handler(sig);
-		return;
-	}
-	signal(sig, SIG_DFL);
-	if (info && info->si_code <= 0) /* sent by kill/raise: send again */
-		raise(sig);
-	/* a fault returns to the faulting instruction and faults again, now fatal */
-}
-
-static void install_signals(void)
-{
-	for (size_t k = 0; k < NFATAL; k++) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = on_fatal;
-		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-		sigemptyset(&sa.sa_mask);
-		struct sigaction old;
-		if (sigaction(fatal_signals[k], NULL, &old) != 0)
-			continue;
-		if (old.sa_handler == SIG_IGN) /* the host ignores it: leave it so */
-			continue;
-		prev_action[k] = old;
-		sigaction(fatal_signals[k], &sa, NULL);
-	}
-}
-
 /* ---------------------------------------------------------------- fork */
 
 static void atfork_prepare(void)
@@ -143,10 +98,18 @@ void tlm__lifecycle_child_reset(void)
 {
 	tlm__forkguard_arm();
 	tlm__stack_atfork_done();
-	tlm__depth = 0;
-	atomic_store(&in_fatal, 0);
+	tlm__exit_paths_child();
 	tlm__writer_atfork_child();
 	tlm__job_props_forked();
+}
+
+/* The slow paths' question: this process owns the state (a child made
+ * without fork() is reset first, and then owns its own). */
+static bool mine(void)
+{
+	if (tlm__forkguard_raw_child())
+		tlm__lifecycle_child_reset();
+	return tlm__forkguard_owner();
 }
 
 /* ---------------------------------------------------------------- load/exit */
@@ -162,17 +125,15 @@ __attribute__((constructor)) static void tlm_init(void)
 		atomic_compare_exchange_strong(&tlm__state, &expect, TLM__OFF);
 		return;
 	}
-	if (tlm__cfg.signals) {
-		install_signals();
+	if (tlm__cfg.signals)
 		tlm__exit_paths_init();
-	}
 }
 
 __attribute__((destructor)) static void tlm_fini(void)
 {
 	/* a vfork child that calls exit() shares our memory: hands off (but see
 	 * exit_paths.c: the parent's exit would not run us any more) */
-	if (!tlm__forkguard_mine()) {
+	if (!mine()) {
 		tlm__exit_vfork_child();
 		return;
 	}
@@ -191,7 +152,7 @@ __attribute__((destructor)) static void tlm_fini(void)
 static bool before_exec(void)
 {
 	/* a vfork child shares our memory but is not us: leave the trace alone */
-	if (!tlm__forkguard_mine() || atomic_load(&tlm__state) != TLM__RUNNING)
+	if (!mine() || atomic_load(&tlm__state) != TLM__RUNNING)
 		return false;
 	tlm__writer_exec_begin();
 	return true;
@@ -292,19 +253,10 @@ TLM_EXPORT int execle(const char *path, const char *arg, ...)
 
 /* dlclose: write out the stacks that may point into the object first, while
  * the module map still holds it. */
-typedef int (*dlclose_fn)(void *);
-int tlm__real_dlclose(void *handle)
-{
-	static dlclose_fn f;
-	if (!f)
-		f = (dlclose_fn)real("dlclose");
-	return f(handle);
-}
-
 TLM_EXPORT int dlclose(void *handle)
 {
 	int s = atomic_load(&tlm__state);
-	if ((s == TLM__RUNNING || s == TLM__CLOSED) && tlm__forkguard_mine())
+	if ((s == TLM__RUNNING || s == TLM__CLOSED) && mine())
 		tlm__writer_drain_sync_bounded(200);
 	return tlm__real_dlclose(handle);
 }

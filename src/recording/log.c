@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "recording/shim.h"
+#include "recording/log.h"
 
 void tlm__log(const char *fmt, ...)
 {

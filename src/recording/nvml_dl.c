@@ -18,7 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "recording/devmem.h"
+#include "recording/config.h"
+#include "recording/driver_query.h"
+#include "recording/log.h"
+#include "recording/nvml_dl.h"
+#include "recording/realsym.h"
+#include "recording/reserved_table.h"
 
 #define NVML_SUCCESS 0
 #define NVML_ERROR_INSUFFICIENT_SIZE 7

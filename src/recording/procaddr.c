@@ -2,110 +2,46 @@
 /*
  * procaddr.c - every way a program obtains a driver or runtime entry point:
  * dlsym (overridden), cuGetProcAddress(_v2) and cudaGetDriverEntryPoint*
- * (they call tlm__translate_proc on what the real one returned).
+ * (their hooks, here, turn what the real one returned into our wrapper:
+ * translate_proc). The memory calls' wrappers are hooks_driver.c's and
+ * hooks_runtime.c's; this file only reads their tables.
  *
  * dlsym is an assembly stub on x86-64: it asks tlm__dlsym_filter for a
  * wrapper and otherwise *jumps* to glibc's dlsym, so glibc still sees the
  * caller's return address and RTLD_NEXT keeps meaning "after the caller".
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "recording/hooks.h"
+#include "recording/log.h"
 
-void *(*tlm__real_dlsym)(void *, const char *);
+#define NOT_LOADED CUDA_ERROR_NOT_INITIALIZED
 
 /* Sanitizer runtimes call dlsym while they start, before their shadow memory
  * exists: the dlsym path must not be instrumented. */
 #define NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
-NO_SANITIZE void tlm__resolve_dlsym(void)
-{
-	if (TLM_LIKELY(tlm__real_dlsym != NULL))
-		return;
-	void *f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-	if (!f)
-		f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	__atomic_store_n(&tlm__real_dlsym, (void *(*)(void *, const char *))f, __ATOMIC_RELEASE);
-}
+enum { G_cuGetProcAddress, G_cuGetProcAddress_v2, G_cuGetProcAddress_v2_ptsz };
+enum {
+	E_cudaGetDriverEntryPoint, E_cudaGetDriverEntryPoint_ptsz, E_cudaGetDriverEntryPointByVersion,
+	E_cudaGetDriverEntryPointByVersion_ptsz
+};
 
-static int count_adds(struct dl_phdr_info *info, size_t size, void *out)
-{
-	(void)size;
-	*(unsigned long long *)out = info->dlpi_adds;
-	return 1; /* the counter is the same in every entry: one is enough */
-}
+/* ---------------------------------------------------------------- binding */
 
-/* Loads so far (dlpi_adds): a failed look-up is only worth repeating after a
- * new object was loaded. Without libcuda, a dlopen(RTLD_NOLOAD) per event
- * cost about 17 us (name matching, an error string). */
-static unsigned long long loads_now(void)
+/* Wrapper of f for the real pointer p (p itself if it is ours already, or
+ * when every slot is taken). */
+static void *wrap(struct tlm__drv_fn *f, void *p)
 {
-	unsigned long long adds = 0;
-	dl_iterate_phdr(count_adds, &adds);
-	return adds;
-}
-
-void *tlm__libcuda_sym(const char *name)
-{
-	static _Atomic(void *) handle;
-	static _Atomic unsigned long long missed_at; /* loads when it was last not there, 0 = never */
-	tlm__resolve_dlsym();
-	void *h = atomic_load(&handle);
-	if (!h) {
-		unsigned long long now = loads_now();
-		if (now && atomic_load(&missed_at) == now)
-			return NULL;
-		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (!h) {
-			atomic_store(&missed_at, now);
-			return NULL;
-		}
-		atomic_store(&handle, h);
-	}
-	return tlm__real_dlsym(h, name);
-}
-
-void *tlm__drv_real(unsigned idx, unsigned slot)
-{
-	struct tlm__drv_fn *f = &tlm__drv[idx];
-	void *p = atomic_load_explicit(&f->real[slot], memory_order_acquire);
-	if (TLM_LIKELY(p != NULL) || slot != 0)
-		return p;
-	tlm__resolve_dlsym();
-	p = tlm__real_dlsym(RTLD_NEXT, f->name);
-	if (p)
-		atomic_store_explicit(&f->real[0], p, memory_order_release);
-	return p;
-}
-
-void *tlm__rt_real(unsigned idx)
-{
-	struct tlm__rt_fn *f = &tlm__rt[idx];
-	void *p = atomic_load_explicit(&f->real, memory_order_acquire);
-	if (TLM_LIKELY(p != NULL))
-		return p;
-	tlm__resolve_dlsym();
-	p = tlm__real_dlsym(RTLD_NEXT, f->name);
-	if (!p) /* a libcudart loaded RTLD_LOCAL (by a library Python dlopened) */
-		p = tlm__loaded_sym("libcudart.so", f->name);
-	if (p)
-		atomic_store_explicit(&f->real, p, memory_order_release);
-	return p;
-}
-
-void *tlm__drv_wrap(unsigned idx, void *p)
-{
-	struct tlm__drv_fn *f = &tlm__drv[idx];
 	if (!p)
 		return p;
 	for (unsigned s = 0; s < TLM__NSLOT; s++)
 		if (f->wrapper[s] == p)
 			return p; /* already ours */
 	for (unsigned s = 0; s < TLM__NSLOT; s++)
-		if (tlm__drv_real(idx, s) == p)
+		if (tlm__drv_real(f, s) == p)
 			return f->wrapper[s];
 	for (unsigned s = 1; s < TLM__NSLOT; s++) {
 		void *expect = NULL;
@@ -117,28 +53,33 @@ void *tlm__drv_wrap(unsigned idx, void *p)
 	return p;
 }
 
-int tlm__drv_find(const char *name)
+static struct tlm__drv_fn *drv_find(const char *name)
 {
 	for (unsigned i = 0; i < tlm__ndrv; i++)
 		if (!strcmp(tlm__drv[i].name, name))
-			return (int)i;
-	return -1;
+			return &tlm__drv[i];
+	for (unsigned i = 0; i < sizeof tlm__gpa / sizeof tlm__gpa[0]; i++)
+		if (!strcmp(tlm__gpa[i].name, name))
+			return &tlm__gpa[i];
+	return NULL;
 }
 
-int tlm__rt_find(const char *name)
+static struct tlm__rt_fn *rt_find(const char *name)
 {
 	for (unsigned i = 0; i < tlm__nrt; i++)
 		if (!strcmp(tlm__rt[i].name, name))
-			return (int)i;
-	return -1;
+			return &tlm__rt[i];
+	for (unsigned i = 0; i < sizeof tlm__ep / sizeof tlm__ep[0]; i++)
+		if (!strcmp(tlm__ep[i].name, name))
+			return &tlm__ep[i];
+	return NULL;
 }
 
-int tlm__drv_idx_gpa(int version) TLM_HIDDEN;
-
-void *tlm__translate_proc(const char *sym, int version, uint64_t flags, void *p)
+/* Maps what cuGetProcAddress returned for (base name, version, flags) to a wrapper. */
+static void *translate_proc(const char *sym, int version, uint64_t flags, void *p)
 {
 	if (!strcmp(sym, "cuGetProcAddress"))
-		return tlm__drv_wrap((unsigned)tlm__drv_idx_gpa(version), p);
+		return wrap(&tlm__gpa[version >= 12000 ? G_cuGetProcAddress_v2 : G_cuGetProcAddress], p);
 	int legacy = -1, ptsz = -1;
 	for (unsigned i = 0; i < tlm__ndrv; i++) {
 		const struct tlm__drv_fn *f = &tlm__drv[i];
@@ -159,8 +100,117 @@ void *tlm__translate_proc(const char *sym, int version, uint64_t flags, void *p)
 	}
 	if (pick < 0)
 		pick = ptsz;
-	return tlm__drv_wrap((unsigned)pick, p);
+	return wrap(&tlm__drv[pick], p);
 }
+
+/* ------------------------------------------------------ cuGetProcAddress */
+
+typedef CUresult (*gpa1_fn)(const char *, void **, int, cuuint64_t);
+static CUresult do_cuGetProcAddress(void *rp, const char *sym, void **pfn, int ver, cuuint64_t fl)
+{
+	if (!rp)
+		return NOT_LOADED;
+	CUresult r = ((gpa1_fn)rp)(sym, pfn, ver, fl);
+	if (r == CUDA_SUCCESS && sym && pfn && *pfn)
+		*pfn = translate_proc(sym, ver, fl, *pfn);
+	return r;
+}
+TLM__SLOTS(tlm__gpa, G_cuGetProcAddress, cuGetProcAddress, CUresult,
+	   (const char *sym, void **pfn, int ver, cuuint64_t fl), sym, pfn, ver, fl)
+
+typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+static CUresult do_cuGetProcAddress_v2(void *rp, const char *sym, void **pfn, int ver, cuuint64_t fl,
+				       CUdriverProcAddressQueryResult *st)
+{
+	if (!rp)
+		return NOT_LOADED;
+	CUresult r = ((gpa2_fn)rp)(sym, pfn, ver, fl, st);
+	if (r == CUDA_SUCCESS && sym && pfn && *pfn)
+		*pfn = translate_proc(sym, ver, fl, *pfn);
+	return r;
+}
+#define do_cuGetProcAddress_v2_ptsz do_cuGetProcAddress_v2
+TLM__SLOTS(tlm__gpa, G_cuGetProcAddress_v2, cuGetProcAddress_v2, CUresult,
+	   (const char *sym, void **pfn, int ver, cuuint64_t fl, CUdriverProcAddressQueryResult *st), sym, pfn, ver,
+	   fl, st)
+TLM__SLOTS(tlm__gpa, G_cuGetProcAddress_v2_ptsz, cuGetProcAddress_v2_ptsz, CUresult,
+	   (const char *sym, void **pfn, int ver, cuuint64_t fl, CUdriverProcAddressQueryResult *st), sym, pfn, ver,
+	   fl, st)
+
+/* ------------------------------------------------ cudaGetDriverEntryPoint */
+
+/* The runtime resolves with its own version; 13000 picks the same ABI for
+ * every call we trace. */
+#define RUNTIME_VERSION 13000
+
+typedef cudaError_t (*gdep_fn)(const char *, void **, unsigned long long, enum cudaDriverEntryPointQueryResult *);
+static cudaError_t entry_point(unsigned idx, const char *sym, void **fp, unsigned long long fl,
+			       enum cudaDriverEntryPointQueryResult *st)
+{
+	gdep_fn f = (gdep_fn)tlm__rt_real(&tlm__ep[idx]);
+	if (!f)
+		return cudaErrorInitializationError;
+	cudaError_t r = f(sym, fp, fl, st);
+	if (r == cudaSuccess && sym && fp && *fp)
+		*fp = translate_proc(sym, RUNTIME_VERSION, fl, *fp);
+	return r;
+}
+
+TLM_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *sym, void **fp, unsigned long long fl,
+					       enum cudaDriverEntryPointQueryResult *st)
+{
+	return entry_point(E_cudaGetDriverEntryPoint, sym, fp, fl, st);
+}
+
+TLM_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char *sym, void **fp, unsigned long long fl,
+						    enum cudaDriverEntryPointQueryResult *st)
+{
+	return entry_point(E_cudaGetDriverEntryPoint_ptsz, sym, fp, fl, st);
+}
+
+typedef cudaError_t (*gdepv_fn)(const char *, void **, unsigned, unsigned long long,
+				enum cudaDriverEntryPointQueryResult *);
+static cudaError_t entry_point_v(unsigned idx, const char *sym, void **fp, unsigned ver, unsigned long long fl,
+				 enum cudaDriverEntryPointQueryResult *st)
+{
+	gdepv_fn f = (gdepv_fn)tlm__rt_real(&tlm__ep[idx]);
+	if (!f)
+		return cudaErrorInitializationError;
+	cudaError_t r = f(sym, fp, ver, fl, st);
+	if (r == cudaSuccess && sym && fp && *fp)
+		*fp = translate_proc(sym, (int)ver, fl, *fp);
+	return r;
+}
+
+TLM_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fp, unsigned ver,
+							unsigned long long fl,
+							enum cudaDriverEntryPointQueryResult *st)
+{
+	return entry_point_v(E_cudaGetDriverEntryPointByVersion, sym, fp, ver, fl, st);
+}
+
+TLM_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *sym, void **fp, unsigned ver,
+							     unsigned long long fl,
+							     enum cudaDriverEntryPointQueryResult *st)
+{
+	return entry_point_v(E_cudaGetDriverEntryPointByVersion_ptsz, sym, fp, ver, fl, st);
+}
+
+#define F(n, v, p) [G_##n] = {.name = #n, .base = "", .minver = v, .ptsz = p, .wrapper = TLM__SLOT_PTRS(n)}
+struct tlm__drv_fn tlm__gpa[3] = {
+	/* resolved by name+version specially (translate_proc) */
+	F(cuGetProcAddress, 11030, false),
+	F(cuGetProcAddress_v2, 12000, false),
+	F(cuGetProcAddress_v2_ptsz, 12000, true),
+};
+
+#define H(n) [E_##n] = {.name = #n, .hook = (void *)n}
+struct tlm__rt_fn tlm__ep[4] = {
+	H(cudaGetDriverEntryPoint), H(cudaGetDriverEntryPoint_ptsz), H(cudaGetDriverEntryPointByVersion),
+	H(cudaGetDriverEntryPointByVersion_ptsz),
+};
+
+/* ---------------------------------------------------------------- dlsym */
 
 /* Returns our wrapper for (handle, name) or NULL to let glibc answer. */
 NO_SANITIZE TLM_HIDDEN void *tlm__dlsym_filter(void *handle, const char *name)
@@ -169,18 +219,18 @@ NO_SANITIZE TLM_HIDDEN void *tlm__dlsym_filter(void *handle, const char *name)
 	if (!name || handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
 		return NULL;
 	if (name[2] == 'd' && name[3] == 'a') {
-		int i = tlm__rt_find(name);
-		if (i < 0)
+		struct tlm__rt_fn *f = rt_find(name);
+		if (!f)
 			return NULL;
 		void *p = tlm__real_dlsym(handle, name);
 		/* wrap only the runtime our hooks forward to */
-		return p && p == tlm__rt_real((unsigned)i) ? tlm__rt[i].hook : NULL;
+		return p && p == tlm__rt_real(f) ? f->hook : NULL;
 	}
-	int i = tlm__drv_find(name);
-	if (i < 0)
+	struct tlm__drv_fn *f = drv_find(name);
+	if (!f)
 		return NULL;
 	void *p = tlm__real_dlsym(handle, name);
-	return p ? tlm__drv_wrap((unsigned)i, p) : NULL;
+	return p ? wrap(f, p) : NULL;
 }
 
 #if defined(__x86_64__)

@@ -14,20 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recording/clock.h"
+#include "recording/config.h"
 #include "recording/devmem.h"
-#include "recording/edges.h"
+#include "recording/driver_query.h"
+#include "recording/recorder.h"
 #include "recording/stack/pystack.h"
-#include "recording/ring.h"
 #include "recording/stack/stack.h"
-
-TLM_TLS unsigned tlm__depth;
-
-uint64_t tlm__now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "recording/writer/writer.h"
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *to)
 {
@@ -84,13 +78,16 @@ bool tlm__rec_begin_nostack(struct tlm__rec *rc)
 
 static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
 {
-	tlm__forkguard_check(); /* a child made without fork(): reset, as after fork */
-	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__UNINIT) && !tlm__start_slow())
-		return false; /* (that reset stopped the parent's trace; this is the child's first event) */
-	struct tlm__ring *r = tlm__ring_self();
+	bool adopted = false;
+	struct tlm__ring *r = tlm__ring_self(&adopted);
 	if (TLM_UNLIKELY(!r)) {
 		count_lost(NULL);
 		return false;
+	}
+	if (TLM_UNLIKELY(adopted)) { /* a new owner: nothing of the last one's stacks holds */
+		tlm__stack_forget_all(r->stk);
+		tlm__stack_thread_init(r->stk);
+		tlm__py_forget(r);
 	}
 	uint64_t ips[TLM_MAX_STACK_DEPTH];
 	uint32_t depth = 0, sid = 0;
@@ -207,7 +204,7 @@ void tlm__record(const struct tlm__evargs *a)
 	struct tlm__rec rc;
 	bool failed_alloc = a->result != 0 && a->op == TLM_OP_ALLOC;
 	bool probe = !failed_alloc && first_on_device(a);
-	int why = tlm__dm_after_alloc(a, probe); /* tracks the allocation too */
+	int why = tlm__dm_after_alloc(a->op, a->kind, a->result, a->addr, a->size, a->device, probe); /* tracks it too */
 	if (!tlm__rec_begin(&rc, failed_alloc || probe || why >= 0))
 		return;
 	fill(rc.ev, a);

@@ -17,7 +17,10 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 
-#include "recording/devmem.h"
+#include "recording/config.h"
+#include "recording/log.h"
+#include "recording/reserved_table.h"
+#include "tlm/event.h"
 
 #define EMPTY 0ull
 #define TOMB UINT64_MAX

@@ -7,9 +7,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "recording/config.h"
+#include "recording/log.h"
 #include "recording/ring.h"
-#include "recording/stack/pystack.h"
-#include "recording/stack/stack.h"
 
 struct tlm__ring *_Atomic tlm__rings[TLM__MAX_RINGS];
 _Atomic uint32_t tlm__nrings;
@@ -18,6 +18,7 @@ _Atomic uint32_t tlm__next_thread;
 _Atomic uint64_t tlm__lost_noring;
 
 static TLM_TLS struct tlm__ring *t_ring;
+static size_t stk_size, writer_size;
 static pthread_key_t ring_key;
 static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 
@@ -42,9 +43,6 @@ static void ring_adopt(struct tlm__ring *r)
 	r->tid = (int32_t)syscall(SYS_gettid);
 	memset(r->name, 0, sizeof r->name);
 	(void)prctl(PR_GET_NAME, r->name, 0, 0, 0);
-	tlm__stack_forget_all(r->stk);
-	tlm__stack_thread_init(r->stk);
-	tlm__py_forget(r);
 	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
 	atomic_fetch_add_explicit(&r->gen, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->state, TLM__RING_ACTIVE, memory_order_release);
@@ -62,12 +60,18 @@ static struct tlm__ring *ring_recycle(void)
 	return NULL;
 }
 
+void tlm__ring_layout(size_t stk_bytes, size_t writer_bytes)
+{
+	stk_size = stk_bytes;
+	writer_size = writer_bytes;
+}
+
 static struct tlm__ring *ring_create(void)
 {
 	size_t slots = tlm__cfg.ring_slots;
 	size_t hdr = (sizeof(struct tlm__ring) + 4095) & ~(size_t)4095;
-	size_t stk = (sizeof(struct tlm__stk_cache) + 4095) & ~(size_t)4095;
-	size_t ws = (tlm__writer_ring_bytes((unsigned)slots) + 4095) & ~(size_t)4095;
+	size_t stk = (stk_size + 4095) & ~(size_t)4095;
+	size_t ws = (writer_size + 4095) & ~(size_t)4095;
 	size_t bytes = hdr + stk + ws + slots * sizeof(struct tlm__slot);
 	/* mmap, not malloc: the host may hold malloc's locks (we may be inside a
 	 * signal handler or an allocator callback) */
@@ -94,7 +98,7 @@ static struct tlm__ring *ring_create(void)
 	return r;
 }
 
-struct tlm__ring *tlm__ring_self(void)
+struct tlm__ring *tlm__ring_self(bool *adopted)
 {
 	struct tlm__ring *r = t_ring;
 	if (TLM_LIKELY(r != NULL))
@@ -106,6 +110,7 @@ struct tlm__ring *tlm__ring_self(void)
 	if (!r)
 		return NULL;
 	ring_adopt(r);
+	*adopted = true;
 	t_ring = r;
 	(void)pthread_setspecific(ring_key, r);
 	return r;

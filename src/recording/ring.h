@@ -22,7 +22,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "recording/shim.h"
+#include "recording/defs.h"
+
+struct tlm__stk_cache; /* stack/stack.h */
 
 #define TLM__CACHELINE 64
 
@@ -49,54 +51,6 @@ struct tlm__slot {
 	uint8_t type;          /* enum tlm__slot_type */
 };
 _Static_assert(sizeof(struct tlm__slot) == 64, "slot is one cache line");
-
-/* Per-thread stack intern cache (producer-only memory). */
-#define TLM__STK_BUCKETS 4096u        /* power of two */
-#define TLM__STK_ARENA (64u * 1024u)  /* ips kept per thread before a reset */
-struct tlm__stk_entry {
-	uint64_t hash;
-	uint32_t id;     /* local id, 0 = empty */
-	uint32_t depth;
-	uint32_t off;    /* into arena */
-};
-/* Per-thread cache of whole unwinds (x86-64): a stack seen before at the same
- * stack position is recognised by re-reading only the memory the unwinder
- * read (return-address and saved-frame-pointer slots), see stack.c. */
-#define TLM__SC_ENTRIES 32u          /* power of two */
-#define TLM__SC_DEPTH 128u           /* deeper stacks are not cached */
-#define TLM__SC_SLOTS (2u * TLM__SC_DEPTH)
-#define TLM__RC 256u                 /* power of two */
-#define TLM__SCRATCH 4096u           /* words: stack_walk.c learns frame rules over it */
-struct tlm__sc_entry {
-	uint64_t ip0, cfa0, rbp0;    /* the caller's registers at the hooked call */
-	uint32_t depth, nslot;
-	uint32_t local_id, gen;      /* intern id, valid while gen == cache gen */
-	bool need_rbp0;              /* the walk used the caller's rbp */
-	uint64_t ip[TLM__SC_DEPTH];
-	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
-};
-/* stack_walk.c: where each frame of the thread's last walk stood, so that the
- * next walk can take over its outer frames (a free's stack differs from its
- * alloc's only inside); its return addresses and slots stay in its entry */
-struct tlm__walk_rec {
-	struct tlm__sc_entry *e; /* the entry that holds the walk; NULL: none */
-	uint32_t depth;
-	bool natural;            /* ended by the chain's end, not by the depth limit */
-	uint64_t sp[TLM__SC_DEPTH], rbp[TLM__SC_DEPTH];
-	uint32_t slot0[TLM__SC_DEPTH]; /* its first slot: the return-address slot of its step */
-};
-struct tlm__stk_cache {
-	uint32_t next_id;
-	uint32_t arena_used;
-	uint32_t gen;                /* bumped when the intern table is reset */
-	uint64_t stack_lo, stack_hi; /* this thread's stack, 0 if unknown */
-	struct tlm__stk_entry b[TLM__STK_BUCKETS];
-	uint64_t arena[TLM__STK_ARENA];
-	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
-	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
-	struct tlm__walk_rec last; /* stack_walk.c */
-	uint64_t scratch[TLM__SCRATCH];
-};
 
 enum tlm__ring_state {
 	TLM__RING_ACTIVE = 1,
@@ -127,7 +81,7 @@ struct tlm__ring {
 	size_t map_bytes;
 	struct tlm__stk_cache *stk; /* producer-only */
 	void *py;                   /* producer-only: Python frame cache (pystack.c), mapped on first use */
-	void *wstate;               /* writer-only (writer.c) */
+	void *wstate;               /* writer-only (writer_merge.c) */
 	struct tlm__slot *slots;
 };
 
@@ -139,9 +93,13 @@ extern _Atomic uint64_t tlm__seq TLM_HIDDEN;         /* next global sequence num
 extern _Atomic uint32_t tlm__next_thread TLM_HIDDEN; /* next trace thread index */
 extern _Atomic uint64_t tlm__lost_noring TLM_HIDDEN; /* events lost before a ring existed */
 
-/* The calling thread's ring, created or recycled on first use; NULL when no
- * memory could be had (the event is then counted as lost). */
-struct tlm__ring *tlm__ring_self(void) TLM_HIDDEN;
+/* The sizes of the per-thread state mapped with each ring (the stack cache,
+ * the writer's view): set once, with the configuration, before any ring. */
+void tlm__ring_layout(size_t stk_bytes, size_t writer_bytes) TLM_HIDDEN;
+/* The calling thread's ring, created or recycled on first use (*adopted
+ * set: the caller resets what it keeps in it); NULL when no memory could be
+ * had (the event is then counted as lost). */
+struct tlm__ring *tlm__ring_self(bool *adopted) TLM_HIDDEN;
 void tlm__ring_forget_self(void) TLM_HIDDEN;          /* after fork, in the child */
 struct tlm__ring *tlm__ring_peek(void) TLM_HIDDEN;    /* this thread's ring, or NULL (never creates one) */
 void tlm__ring_reset_all_child(void) TLM_HIDDEN;

@@ -34,6 +34,12 @@ char *tlm__html_human(char *buf, size_t n, uint64_t b);
 void tlm__html_th(FILE *f, const char *cols);        /* <thead>: 'a|#b' (# = numeric) */
 void tlm__html_bytes_cell(FILE *f, uint64_t b);     /* <td class=num> human, exact title */
 void tlm__html_dev_label(char *buf, size_t n, int device, int kind);
+/* The charts' order of r->devices: by peak reserved, largest first (ord gets
+ * r->ndevices indices); a tiny one (under 1 MiB and 1/100 of the largest)
+ * gets one line instead of a chart (tlm__html_folded). */
+void tlm__html_device_order(const struct tlm_report *r, size_t *ord);
+bool tlm__html_device_tiny(const struct tlm_report *r, size_t i);
+void tlm__html_folded(FILE *f, const struct tlm_report *r, size_t i);
 /* One line naming a site, and its whole stack in an expandable element. */
 void tlm__html_site_name(FILE *f, struct tlm_report *r, uint32_t stack_id);
 void tlm__html_stack(FILE *f, struct tlm_report *r, uint32_t stack_id);

@@ -237,3 +237,37 @@ void tlm__html_bytes_cell(FILE *f, uint64_t b)
 	char h[32];
 	fprintf(f, "<td class=\"num\" title=\"%" PRIu64 " bytes\">%s</td>", b, tlm__html_human(h, sizeof h, b));
 }
+
+static int by_peak(const void *a, const void *b, void *ctx)
+{
+	const struct tlm_report *r = ctx;
+	const struct tlm_report_device *x = &r->devices[*(const size_t *)a], *y = &r->devices[*(const size_t *)b];
+	if (x->peak_reserved != y->peak_reserved)
+		return x->peak_reserved > y->peak_reserved ? -1 : 1;
+	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+void tlm__html_device_order(const struct tlm_report *r, size_t *ord)
+{
+	for (size_t i = 0; i < r->ndevices; i++)
+		ord[i] = i;
+	qsort_r(ord, r->ndevices, sizeof *ord, by_peak, (void *)r);
+}
+
+bool tlm__html_device_tiny(const struct tlm_report *r, size_t i)
+{
+	uint64_t top = 0;
+	for (size_t k = 0; k < r->ndevices; k++)
+		if (r->devices[k].peak_reserved > top)
+			top = r->devices[k].peak_reserved;
+	uint64_t p = r->devices[i].peak_reserved;
+	return r->ndevices > 1 && p < (1u << 20) && p * 100 < top;
+}
+
+void tlm__html_folded(FILE *f, const struct tlm_report *r, size_t i)
+{
+	char dl[64], a[32];
+	tlm__html_dev_label(dl, sizeof dl, r->devices[i].device, r->devices[i].kind);
+	fprintf(f, "<p class=\"muted folded\">%s: peak %s, too small beside the others to chart.</p>\n", dl,
+		tlm__html_human(a, sizeof a, r->devices[i].peak_reserved));
+}

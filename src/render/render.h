@@ -17,6 +17,11 @@
 const char *tlm__mkind_name(int k);
 const char *tlm__exit_name(int e);
 const char *tlm__verdict_name(int v);
+/* "raised", "recovered", "fatal"; the outcome said in one line; the counts
+ * ("2 raised, 1 fatal; 1 recovered (...)"): names.c */
+const char *tlm__outcome_name(int o);
+void tlm__outcome_text(char *buf, size_t n, const struct tlm_report *r, const struct tlm_report_oom *o);
+void tlm__outcome_counts(char *buf, size_t n, const struct tlm_report *r);
 
 /* "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (one decimal). */
 char *tlm__human(char *buf, size_t n, uint64_t bytes);

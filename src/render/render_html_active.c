@@ -242,7 +242,7 @@ static int track(FILE *f, struct tlm_report *r, int ti, const struct tlm_report_
 	/* the stream */
 	fputs("<script type=\"application/octet-stream\" class=\"active-data\">", f);
 	struct tlm__b64 w = {.f = f};
-	int64_t last = r->run_first_ns < 0 ? 0 : r->run_first_ns;
+	int64_t last = 0; /* times from the trace start: the clock of the axis (data-t0, data-t1) and of the text */
 	for (size_t e = 0, made = 0; e < nev; e++) {
 		int64_t t = ev[e].t > last ? ev[e].t : last;
 		tlm__b64_varint(&w, (uint64_t)(t - last));
@@ -349,7 +349,13 @@ void tlm__html_active(FILE *f, struct tlm_report *r, const struct tlm_report_seg
 		fprintf(f, "<p class=\"note\">%" PRIu64 " allocations past the first %u are not drawn.</p>\n", l.dropped,
 			ACTIVE_MAX);
 	int shown = 0;
-	for (size_t i = 0; i < r->ndevices; i++) {
+	size_t *ord = malloc((r->ndevices + 1) * sizeof *ord);
+	if (ord)
+		tlm__html_device_order(r, ord);
+	for (size_t k = 0; ord && k < r->ndevices; k++) {
+		size_t i = ord[k];
+		if (tlm__html_device_tiny(r, i))
+			continue; /* folded in the timelines above */
 		int rc = track(f, r, shown, &r->devices[i], m ? &m[i] : NULL, &l);
 		if (rc < 0) {
 			fputs("<p class=\"empty\">Not available: out of memory.</p>\n", f);
@@ -357,6 +363,7 @@ void tlm__html_active(FILE *f, struct tlm_report *r, const struct tlm_report_seg
 		}
 		shown += rc;
 	}
+	free(ord);
 	if (!shown)
 		fputs("<p class=\"empty\">No memory was allocated.</p>\n", f);
 	tlm__alog_free(&l);

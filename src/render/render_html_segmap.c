@@ -244,12 +244,17 @@ void tlm__html_segmaps(FILE *f, struct tlm_report *r, const struct tlm_report_se
 		fputs("</p>\n", f);
 		return;
 	}
-	size_t shown = 0;
-	for (size_t i = 0; i < r->ndevices; i++)
-		if (m[i].n) {
+	size_t shown = 0, *ord = malloc((r->ndevices + 1) * sizeof *ord);
+	if (ord)
+		tlm__html_device_order(r, ord);
+	for (size_t k = 0; ord && k < r->ndevices; k++) {
+		size_t i = ord[k];
+		if (m[i].n && !tlm__html_device_tiny(r, i)) {
 			segmap_one(f, r, &r->devices[i], &m[i]);
 			shown++;
 		}
+	}
+	free(ord);
 	if (!shown)
 		fputs("<p class=\"empty\">No memory was allocated.</p>\n", f);
 }

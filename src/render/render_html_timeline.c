@@ -161,12 +161,20 @@ static void timeline(FILE *f, struct tlm_report *r, const struct tlm_report_devi
 void tlm__html_timelines(FILE *f, struct tlm_report *r)
 {
 	fputs("<h2 id=\"timeline\">Memory over time</h2>\n", f);
-	size_t shown = 0;
-	for (size_t i = 0; i < r->ndevices; i++)
-		if (r->devices[i].npoints) {
+	size_t shown = 0, *ord = malloc((r->ndevices + 1) * sizeof *ord);
+	if (ord)
+		tlm__html_device_order(r, ord);
+	for (size_t k = 0; ord && k < r->ndevices; k++) {
+		size_t i = ord[k];
+		if (!r->devices[i].npoints)
+			continue;
+		if (tlm__html_device_tiny(r, i))
+			tlm__html_folded(f, r, i);
+		else
 			timeline(f, r, &r->devices[i]);
-			shown++;
-		}
+		shown++;
+	}
+	free(ord);
 	if (!shown)
 		fputs("<p class=\"empty\">No memory was allocated.</p>\n", f);
 	else

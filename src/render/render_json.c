@@ -293,6 +293,18 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 		kd_known(j, "external_fragmentation", o->ext_known, o->ext_frag);
 		tlm__json_key(j, "verdict");
 		tlm__json_str(j, tlm__verdict_name(o->verdict));
+		tlm__json_key(j, "outcome");
+		tlm__json_str(j, tlm__outcome_name(o->outcome));
+		tlm__json_key(j, "retry");
+		if (o->outcome == TLM_OOM_RECOVERED) {
+			tlm__json_obj(j);
+			tlm__json_ku(j, "freed_bytes", o->retry_freed);
+			tlm__json_ku(j, "frees", o->retry_frees);
+			tlm__json_ki(j, "ns", o->retry_ns);
+			tlm__json_obj_end(j);
+		} else {
+			tlm__json_null(j);
+		}
 		tlm__json_key(j, "source");
 		tlm__json_str(j, o->allocator ? "allocator" : "driver");
 		tlm__json_ku(j, "driver_failures", o->driver_failures);

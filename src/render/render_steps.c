@@ -82,6 +82,16 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 	size_t nl = 0;
 	for (size_t i = 0; i < st->nleaks; i++)
 		nl += st->leaks[i].leak;
+	int dev[TEXT_STEP_LEAKS];
+	uint32_t stk[TEXT_STEP_LEAKS];
+	size_t nlab = 0;
+	for (size_t i = 0; i < st->nleaks && nlab < TEXT_STEP_LEAKS; i++)
+		if (st->leaks[i].leak) {
+			dev[nlab] = st->leaks[i].device;
+			stk[nlab++] = st->leaks[i].stack_id;
+		}
+	struct tlm__labels L;
+	bool lab = nlab && tlm__labels_make(&L, r, dev, stk, nlab, TLM__LABEL_SEP) == 0;
 	if (!nl) {
 		tlm__line(f, "LEAKS PER STEP: none (no site left survivors in most steady steps)");
 		return;
@@ -98,6 +108,8 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 		tlm__line(f, "%4zu. %-7s +%s per step in %.1f allocations, in %" PRIu64 " of %" PRIu64 " steps%s", ++k,
 			  dv, tlm__human(a, sizeof a, l->bytes_per_step), l->tensors_per_step, l->steps_with_survivors,
 			  l->steps_measured, l->steady ? " (steady)" : "");
+		if (lab)
+			tlm__line(f, "        site %s", tlm__label(&L, k - 1));
 		const struct tlm_frame *fr;
 		size_t n = tlm_report_frames(r, l->stack_id, &fr);
 		for (size_t x = 0; x < n && x < TEXT_LEAK_FRAMES; x++) {
@@ -105,10 +117,19 @@ static void text_leaks(FILE *f, struct tlm_report *r, const struct tlm_report_st
 			tlm__line(f, "        %s %s", x ? "from" : "at  ", w);
 		}
 	}
+	if (lab)
+		tlm__labels_free(&L);
 }
 
 static void text_forecast(FILE *f, const struct tlm_report_steps *st)
 {
+	if (st->died) {
+		char a[32], t[32];
+		tlm__line(f, "FORECAST: none: the run died of out of memory in step %zu (%s, %s requested: %s)",
+			  st->died_step, tlm__secs(t, sizeof t, st->died_ns), tlm__human(a, sizeof a, st->died_requested),
+			  tlm__verdict_name(st->died_verdict));
+		return;
+	}
 	for (size_t i = 0; i < st->nforecast; i++) {
 		const struct tlm_report_forecast *fc = &st->forecast[i];
 		char a[32], b[32], c[32];
@@ -125,10 +146,17 @@ static void text_forecast(FILE *f, const struct tlm_report_steps *st)
 		tlm__line(f, "FORECAST: dev %d: +%s per step (%s); out of memory after %" PRIu64 " more steps (%.1f s)",
 			  fc->device, tlm__human(a, sizeof a, fc->growth_per_step), fc->steady ? "steady" : "irregular",
 			  fc->steps_to_oom, fc->seconds_to_oom);
-		tlm__line(f, "  the process could hold %s (free at the %s + its reserved); the last step", 
+		tlm__line(f, "  the process could hold %s (free at the %s + its reserved); the last step",
 			  tlm__human(b, sizeof b, fc->capacity), fc->capacity_source);
-		tlm__line(f, "  peaked at %s; allocator rounding and fragmentation make it sooner",
-			  tlm__human(c, sizeof c, fc->last_peak));
+		if (fc->modelled)
+			tlm__line(f, "  peaked at %s; the steady step replayed through the caching allocator's model (cache,",
+				  tlm__human(c, sizeof c, fc->last_peak));
+		else
+			tlm__line(f, "  peaked at %s; allocator rounding and fragmentation make it sooner",
+				  tlm__human(c, sizeof c, fc->last_peak));
+		if (fc->modelled)
+			tlm__line(f, "  rounding, fragmentation) until a request fails; bytes alone: %" PRIu64 " more steps",
+				  fc->linear_steps);
 	}
 }
 
@@ -196,6 +224,7 @@ void tlm__steps_text(FILE *f, struct tlm_report *r)
 		tlm__line(f, "STEPS: none found (%s); the report is by time only", st->why_not);
 		return;
 	}
+	tlm__phases_text(f, r);
 	steps_head(f, r, st);
 	text_steps(f, st);
 	text_leaks(f, r, st);
@@ -212,6 +241,11 @@ void tlm__steps_summary(FILE *f, struct tlm_report *r)
 	frame_or(w, sizeof w, driving(r, st));
 	tlm__line(f, "steps: %zu of %.3f s (steady from step %zu, peak %s) by %s", st->count, st->seconds_per_step,
 		  st->first_steady + 1, tlm__human(a, sizeof a, st->steady_peak), w);
+	if (st->died) {
+		tlm__line(f, "  died of out of memory in step %zu (%s requested): no forecast", st->died_step,
+			  tlm__human(b, sizeof b, st->died_requested));
+		return;
+	}
 	for (size_t i = 0, shown = 0; i < st->nforecast && shown < SUM_FORECASTS; i++) {
 		const struct tlm_report_forecast *fc = &st->forecast[i];
 		shown += fc->known || fc->growth_per_step; /* the summary stays within 25 lines */
@@ -299,11 +333,25 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 		tlm__json_key(j, "why_not");
 		tlm__json_str(j, st ? st->why_not : "not analysed");
 		tlm__json_ku(j, "count", 0);
+		tlm__phases_json(j, r);
 		tlm__json_obj_end(j);
 		json_act(j, r, st);
 		return;
 	}
 	tlm__json_ku(j, "count", st->count);
+	tlm__phases_json(j, r);
+	tlm__json_key(j, "died");
+	if (st->died) {
+		tlm__json_obj(j);
+		tlm__json_ku(j, "step", st->died_step);
+		tlm__json_ki(j, "time_ns", st->died_ns);
+		tlm__json_ku(j, "requested_bytes", st->died_requested);
+		tlm__json_key(j, "verdict");
+		tlm__json_str(j, tlm__verdict_name(st->died_verdict));
+		tlm__json_obj_end(j);
+	} else {
+		tlm__json_null(j);
+	}
 	json_frame(j, "driving_frame", driving(r, st));
 	tlm__json_key(j, "seconds_per_step");
 	tlm__json_dbl(j, st->seconds_per_step, 6);
@@ -401,6 +449,13 @@ void tlm__steps_json_forecast(struct tlm__json *j, const struct tlm_report *r, i
 	tlm__json_key(j, "capacity_source");
 	tlm__json_str(j, fc->known ? fc->capacity_source : NULL);
 	tlm__json_ku(j, "last_step_peak_bytes", fc->last_peak);
+	tlm__json_key(j, "method");
+	tlm__json_str(j, fc->known ? (fc->modelled ? "allocator model" : "linear") : NULL);
+	tlm__json_key(j, "linear_steps_to_oom");
+	if (fc->known)
+		tlm__json_u64(j, fc->linear_steps);
+	else
+		tlm__json_null(j);
 	tlm__json_key(j, "why_not");
 	tlm__json_str(j, fc->known ? NULL : fc->why_not);
 	tlm__json_obj_end(j);
@@ -426,7 +481,10 @@ void tlm__steps_html(FILE *f, struct tlm_report *r)
 	fprintf(f, "</code>. Peak per step: warm-up %s, steady %s.</p>\n",
 		st->first_steady ? tlm__html_human(a, sizeof a, st->warmup_peak) : "-",
 		tlm__html_human(b, sizeof b, st->steady_peak));
-	for (size_t i = 0; i < st->nforecast; i++) {
+	if (st->died)
+		fprintf(f, "<p class=\"meta\">The run died of out of memory in step %zu (%s requested): no forecast.</p>\n",
+			st->died_step, tlm__html_human(a, sizeof a, st->died_requested));
+	for (size_t i = 0; i < st->nforecast && !st->died; i++) {
 		const struct tlm_report_forecast *fc = &st->forecast[i];
 		if (!fc->growth_per_step)
 			continue;

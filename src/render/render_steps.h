@@ -22,5 +22,9 @@ void tlm__steps_json_leak(struct tlm__json *j, const struct tlm_report *r, const
 /* Inside a device object: "forecast" (null unless known). */
 void tlm__steps_json_forecast(struct tlm__json *j, const struct tlm_report *r, int device, int kind);
 void tlm__steps_html(FILE *f, struct tlm_report *r);
+/* render_phases.c: PHASES (text, only with two phases or more) and the key
+ * "phases" inside the steps object (JSON). */
+void tlm__phases_text(FILE *f, struct tlm_report *r);
+void tlm__phases_json(struct tlm__json *j, struct tlm_report *r);
 
 #endif

@@ -82,15 +82,31 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 		tlm__labels_free(&L);
 	}
 	if (r->ooms_total) {
-		tlm__line(f, "out of memory: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
-		/* with the device's view, an OOM takes two lines of the same budget */
-		for (size_t i = 0, lines = 0; i < r->nooms && lines < SUM_OOMS; i++) {
-			const struct tlm_report_oom *o = &r->ooms[i];
-			tlm__line(f, "  %s dev %d: %s requested, %s free on the device: %s",
-				  tlm__secs(c, sizeof c, o->time_ns), o->device, tlm__human(a, sizeof a, o->requested),
-				  tlm__human(b, sizeof b, o->device_free), tlm__verdict_name(o->verdict));
-			lines += 1 + tlm__devmem_summary_oom(f, r, i);
-		}
+		char cnt[160];
+		tlm__outcome_counts(cnt, sizeof cnt, r);
+		tlm__line(f, "out of memory: %s", cnt);
+		/* with the device's view, an OOM takes two lines of the same budget;
+		 * the raised and fatal ones first, then the recovered ones apart */
+		size_t lines = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < r->nooms && lines < SUM_OOMS; i++) {
+				const struct tlm_report_oom *o = &r->ooms[i];
+				if ((o->outcome == TLM_OOM_RECOVERED) != pass)
+					continue;
+				if (pass) {
+					char d[32];
+					tlm__line(f, "  recovered %s dev %d: %s requested; the retry freed %s of cache first",
+						  tlm__secs(c, sizeof c, o->time_ns), o->device,
+						  tlm__human(a, sizeof a, o->requested), tlm__human(d, sizeof d, o->retry_freed));
+					lines++;
+					continue;
+				}
+				tlm__line(f, "  %s %s dev %d: %s requested, %s free on the device: %s",
+					  tlm__outcome_name(o->outcome), tlm__secs(c, sizeof c, o->time_ns), o->device,
+					  tlm__human(a, sizeof a, o->requested), tlm__human(b, sizeof b, o->device_free),
+					  tlm__verdict_name(o->verdict));
+				lines += 1 + tlm__devmem_summary_oom(f, r, i);
+			}
 		char wi[400];
 		if (!r->priv->stream && !tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif; a pipe is read once */
 			tlm__line(f, "  %s", wi);

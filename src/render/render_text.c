@@ -314,7 +314,10 @@ static void ooms(FILE *f, struct tlm_report *r)
 		tlm__line(f, "OUT OF MEMORY: none");
 		return;
 	}
-	tlm__line(f, "OUT OF MEMORY: %" PRIu64 " failed allocation%s", r->ooms_total, r->ooms_total == 1 ? "" : "s");
+	char cnt[160], oc[256];
+	tlm__outcome_counts(cnt, sizeof cnt, r);
+	tlm__line(f, "OUT OF MEMORY: %" PRIu64 " failed allocation%s: %s", r->ooms_total, r->ooms_total == 1 ? "" : "s",
+		  cnt);
 	struct tlm__labels L;
 	tlm__labels_ooms(&L, r);
 	for (size_t i = 0; i < r->nooms && i < TEXT_OOMS; i++) {
@@ -338,6 +341,8 @@ static void ooms(FILE *f, struct tlm_report *r)
 			tlm__line(f, "      reported by PyTorch's allocator; %" PRIu64 " failed driver request%s on the way",
 				  o->driver_failures, o->driver_failures == 1 ? "" : "s");
 		}
+		tlm__outcome_text(oc, sizeof oc, r, o);
+		tlm__line(f, "      %s", oc);
 		verdict_line(f, o);
 		tlm__devmem_text_oom(f, r, i);
 		stack_lines(f, r, o->stack_id, &L, i);

@@ -10,15 +10,6 @@
 
 #include "whatif/whatif.h"
 
-static const char *human(char *b, size_t n, uint64_t v)
-{
-	if (v >= (1ull << 30))
-		snprintf(b, n, "%.1f GiB", (double)v / (double)(1ull << 30));
-	else
-		snprintf(b, n, "%.1f MiB", (double)v / (double)(1ull << 20));
-	return b;
-}
-
 int tlm_wi_oom_hint(const char *path, char *buf, size_t len)
 {
 	struct tlm_wi_options o = {.device = -1};
@@ -37,10 +28,10 @@ int tlm_wi_oom_hint(const char *path, char *buf, size_t len)
 		if (!frag || d->best < 0 || d->res[d->best].nooms >= r0->nooms || !d->check.done || d->check.mismatches)
 			continue;
 		const struct tlm_wi_result *b = &d->res[d->best];
-		char x[32], y[32];
+		char x[48], y[48];
+		tlm_wi_human_pair(x, y, sizeof x, r0->peak_reserved, b->peak_reserved);
 		snprintf(buf, len, "what-if: %s avoids %s (peak reserved %s -> %s; tlm whatif)", b->label,
-			 b->nooms ? "some" : r0->nooms == 1 ? "it" : "them", human(x, sizeof x, r0->peak_reserved),
-			 human(y, sizeof y, b->peak_reserved));
+			 b->nooms ? "some" : r0->nooms == 1 ? "it" : "them", x, y);
 		rc = 0;
 	}
 	tlm_wi_report_free(&r);

@@ -262,14 +262,15 @@ static bool gc_on(const struct tlm_wi_model *m)
 	return m->set_fraction && m->s.gc_threshold > 0;
 }
 
-static struct wi_block *get_free_block(struct tlm_wi_model *m, struct wi_pool *p, uint64_t size, uint64_t stream)
+/* The block get_free_block takes, without taking it: its index in the set,
+ * SIZE_MAX none. */
+static size_t find_free_block(const struct tlm_wi_model *m, const struct wi_pool *p, uint64_t size,
+			      uint64_t stream)
 {
-	if (gc_on(m))
-		p->get_free_calls++;
-	struct wi_set *s = &p->blocks;
+	const struct wi_set *s = &p->blocks;
 	size_t i = tlm__wi_lower(s, stream, size, 0);
 	if (i >= s->n || s->v[i]->stream != stream)
-		return NULL;
+		return SIZE_MAX;
 	if (s->v[i]->es) {
 		if (m->s.expandable) {
 			/* best fit counts what a block at a segment's end can grow to */
@@ -283,16 +284,63 @@ static struct wi_block *get_free_block(struct tlm_wi_model *m, struct wi_pool *p
 				i++;
 			while (i < s->n && s->v[i]->es && s->v[i]->stream == stream);
 			if (i >= s->n || s->v[i]->stream != stream)
-				return NULL;
+				return SIZE_MAX;
 		}
 	}
-	struct wi_block *b = s->v[i];
+	const struct wi_block *b = s->v[i];
 	if (size < m->s.max_split && b->size >= m->s.max_split)
-		return NULL; /* no oversize block for a request below max_split_size */
+		return SIZE_MAX; /* no oversize block for a request below max_split_size */
 	if (size >= m->s.max_split && b->size >= size + m->s.max_nonsplit_round)
-		return NULL; /* an oversize block only within the rounding tolerance */
-	tlm__wi_erase(s, b);
+		return SIZE_MAX; /* an oversize block only within the rounding tolerance */
+	return i;
+}
+
+static struct wi_block *get_free_block(struct tlm_wi_model *m, struct wi_pool *p, uint64_t size, uint64_t stream)
+{
+	if (gc_on(m))
+		p->get_free_calls++;
+	size_t i = find_free_block(m, p, size, stream);
+	if (i == SIZE_MAX)
+		return NULL;
+	struct wi_block *b = p->blocks.v[i];
+	tlm__wi_erase(&p->blocks, b);
 	return b;
+}
+
+uint64_t tlm_wi_model_peek(const struct tlm_wi_model *m, uint64_t size, uint64_t stream)
+{
+	const struct wi_pool *p = size <= TLM_WI_SMALL_SIZE ? &m->small : &m->large;
+	size_t i = find_free_block(m, p, size, stream);
+	return i == SIZE_MAX ? 0 : p->blocks.v[i]->ptr;
+}
+
+static bool any_divisions(const struct tlm_wi_settings *s)
+{
+	for (size_t j = 0; j < TLM_WI_DIVS; j++)
+		if (s->div[j] > 1)
+			return true;
+	return false;
+}
+
+/* The lowest request for which the allocator, in the state before this
+ * malloc, hands out the block of size got whole (docs/whatif.md, Limits):
+ * pred is the largest cached block of the pool below size (a request at or
+ * below it would have been given that one), fresh whether got is a new
+ * segment. */
+static uint64_t request_low(const struct tlm_wi_model *m, uint64_t got, uint64_t pred, bool fresh)
+{
+	uint64_t ms = m->s.max_split, low;
+	if (!fresh && got >= ms) /* a cached oversize block: the request was >= max_split_size */
+		low = got > ms + m->s.max_nonsplit_round ? got - m->s.max_nonsplit_round + TLM_WI_MIN_BLOCK : ms;
+	else /* the rest was no more than 1 MiB: not split */
+		low = got - TLM_WI_SMALL_SIZE;
+	if (low < TLM_WI_SMALL_SIZE + TLM_WI_MIN_BLOCK)
+		low = TLM_WI_SMALL_SIZE + TLM_WI_MIN_BLOCK;
+	if (fresh && got >= TLM_WI_MIN_LARGE_ALLOC && low < TLM_WI_MIN_LARGE_ALLOC)
+		low = TLM_WI_MIN_LARGE_ALLOC; /* below 10 MiB the segment would be 20 MiB, and split */
+	if (pred && (pred < ms || low >= ms) && pred + TLM_WI_MIN_BLOCK > low)
+		low = pred + TLM_WI_MIN_BLOCK;
+	return low > got ? got : low;
 }
 
 static struct wi_block *alloc_block(struct tlm_wi_model *m, struct wi_pool *p, uint64_t size, uint64_t alloc_size,
@@ -338,7 +386,11 @@ int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t orig, uint64_t stream, 
 	struct wi_pool *p = size <= TLM_WI_SMALL_SIZE ? &m->small : &m->large;
 	uint64_t alloc_size = tlm_wi_allocation_size(size);
 	*bsize = size;
+	/* the largest cached block below the request, for request_low() */
+	size_t at = tlm__wi_lower(&p->blocks, stream, size, 0);
+	uint64_t pred = at && p->blocks.v[at - 1]->stream == stream ? p->blocks.v[at - 1]->size : 0;
 	struct wi_block *b = get_free_block(m, p, size, stream);
+	bool fresh = !b;
 	if (!b) {
 		if (gc_on(m))
 			garbage_collect(m);
@@ -353,7 +405,10 @@ int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t orig, uint64_t stream, 
 		m->peak_pending = false;
 		return m->nomem ? -2 : -1;
 	}
-	if (should_split(m, b, size)) {
+	bool split = should_split(m, b, size);
+	m->last_low = split || p->small || m->s.expandable || !m->sizes_rounded || any_divisions(&m->s)
+			      ? size : request_low(m, b->size, pred, fresh);
+	if (split) {
 		struct wi_block *rest = b;
 		b = tlm__wi_block_new(m, rest->ptr, size, stream, p);
 		if (!b)
@@ -399,6 +454,11 @@ uint64_t tlm_wi_model_release(struct tlm_wi_model *m, uint64_t addr)
 	tlm__wi_try_merge(m, b, b->next);
 	tlm__wi_insert_free(m, b);
 	return size;
+}
+
+uint64_t tlm_wi_model_last_low(const struct tlm_wi_model *m)
+{
+	return m->last_low;
 }
 
 void tlm_wi_model_sizes_rounded(struct tlm_wi_model *m, bool yes)

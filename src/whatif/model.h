@@ -65,6 +65,17 @@ int tlm_wi_model_malloc(struct tlm_wi_model *m, uint64_t size, uint64_t stream, 
 /* Requests are block sizes already rounded under these settings (a replay
  * of recorded block sizes): not rounded again. */
 void tlm_wi_model_sizes_rounded(struct tlm_wi_model *m, bool yes);
+/* After a successful malloc of a recorded block size: the lowest request that
+ * makes the same decision. A block the allocator hands out whole (a cached
+ * block, or a new segment, at most 1 MiB larger than the request; an oversize
+ * block up to max_non_split_rounding_mb larger) is all the tap reports, so
+ * the program's request lies in [low, size]; low = size when the block was
+ * split off at the request's size (or comes from the small pool, an
+ * expandable segment, or a rounding rule the model does not invert). */
+uint64_t tlm_wi_model_last_low(const struct tlm_wi_model *m);
+/* The address of the cached block a request of size (not rounded again)
+ * would be given now, 0 when it would take a new segment. No side effect. */
+uint64_t tlm_wi_model_peek(const struct tlm_wi_model *m, uint64_t size, uint64_t stream);
 /* Frees the block at addr; returns its size, 0 when no block is there. */
 uint64_t tlm_wi_model_release(struct tlm_wi_model *m, uint64_t addr);
 /* torch.cuda.empty_cache() */

@@ -61,6 +61,7 @@ struct tlm_wi_model {
 	bool peak_pending;
 	bool sizes_rounded;           /* requests are recorded block sizes */
 	uint32_t reg_counter;         /* segments made so far */
+	uint64_t last_low;            /* the last malloc: the lowest request making its decision */
 	bool nomem;                   /* the model itself ran out of memory */
 };
 

@@ -81,10 +81,41 @@ static void note_oom(struct tlm_wi_result *r, const struct wi_op *o, uint64_t re
 				 df != UINT64_MAX && fr + df >= request, recorded};
 }
 
-/* One replay. check: compare with the trace (the recorded settings). */
-static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, const struct tlm_wi_settings *rec,
-		  uint64_t memory, struct tlm_wi_result *r, struct tlm_wi_check *check)
+/* Whether the recorded run made a new segment for block op `at` at addr. */
+static bool recorded_segment(const struct wi_dev *d, size_t *cur, uint64_t at, uint64_t addr)
 {
+	while (*cur < d->nev && d->ev[*cur].at < at)
+		(*cur)++;
+	for (size_t i = *cur; i < d->nev && d->ev[i].at == at; i++)
+		if (d->ev[i].what == WI_SEG_ALLOC && d->ev[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* The request to ask the recorded settings' model for a recorded block: its
+ * size, except where a max_split_size_mb of the run lies within 1 MiB below it,
+ * the block is a new segment and a request of its size would have been given
+ * a cached oversize block: the request was below the limit (no oversize
+ * cached block serves such a request) and took the new segment whole. */
+static uint64_t recorded_request(const struct tlm_wi_model *m, const struct tlm_wi_settings *rec,
+				 const struct wi_dev *d, size_t *cur, uint64_t at, const struct wi_op *o)
+{
+	uint64_t ms = rec->max_split;
+	if (ms == UINT64_MAX || rec->expandable || o->size < ms || o->size - TLM_WI_SMALL_SIZE >= ms)
+		return o->size;
+	if (!tlm_wi_model_peek(m, o->size, 0) || !recorded_segment(d, cur, at, o->addr))
+		return o->size;
+	return o->size - TLM_WI_SMALL_SIZE;
+}
+
+/* One replay. check: compare with the trace (the recorded settings), and
+ * guess each block's request into req[] for the other replays; else req[]
+ * (when not NULL) holds the requests. */
+static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, const struct tlm_wi_settings *rec,
+		  uint64_t memory, struct tlm_wi_result *r, struct tlm_wi_check *check, uint64_t *req)
+{
+	struct wi_sizes seen = {0};
+	size_t evc = 0; /* recorded_segment()'s place in d->ev */
 	struct wi_sim sim;
 	tlm__wi_sim_init(&sim, memory, d->va_base);
 	if (check) {
@@ -117,7 +148,17 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 		bool block = true;
 		switch (o->type) {
 		case WI_ALLOC:
-			mr = tlm_wi_model_malloc(m, o->size, 0, &addr, &bs);
+			if (check) {
+				uint64_t q = recorded_request(m, rec, d, &evc, sim.at, o);
+				mr = tlm_wi_model_malloc(m, q, 0, &addr, &bs);
+				uint64_t low = mr ? o->size : tlm_wi_model_last_low(m);
+				if (low >= o->size)
+					tlm__wi_sizes_seen(&seen, o->size, o->stack);
+				if (req)
+					req[i] = low >= o->size ? o->size : tlm__wi_sizes_guess(&seen, low, q, o->stack);
+			} else {
+				mr = tlm_wi_model_malloc(m, req ? req[i] : o->size, 0, &addr, &bs);
+			}
 			if (mr == 0) {
 				maddr[i] = addr;
 				if (check && (addr != o->addr || bs != o->size))
@@ -135,6 +176,8 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 				tlm_wi_model_release(m, maddr[o->partner]);
 			break;
 		case WI_OOM:
+			if (check)
+				tlm__wi_sizes_seen(&seen, o->size, 0); /* a request, rounded */
 			mr = tlm_wi_model_malloc(m, o->size, 0, &addr, &bs);
 			if (mr == 0) {
 				/* what the program would have done with it is not in the
@@ -213,12 +256,28 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 	rc = 0;
 out:
 	free(maddr);
+	tlm__wi_sizes_free(&seen);
 	tlm_wi_model_free(m);
 	tlm__wi_sim_fini(&sim);
 	return rc;
 }
 
 /* ---- the grid and the recommendation ----------------------------------------- */
+
+void tlm_wi_human_pair(char *a, char *b, size_t n, uint64_t x, uint64_t y)
+{
+	uint64_t big = x > y ? x : y;
+	double unit = big >= GiB ? (double)GiB : big >= MiB ? (double)MiB : 1.0;
+	const char *u = big >= GiB ? "GiB" : big >= MiB ? "MiB" : "B";
+	for (int d = unit > 1 ? 1 : 0; d <= 9; d++) {
+		snprintf(a, n, "%.*f %s", d, (double)x / unit, u);
+		snprintf(b, n, "%.*f %s", d, (double)y / unit, u);
+		if (x == y || strcmp(a, b))
+			return;
+	}
+	snprintf(a, n, "%llu B", (unsigned long long)x);
+	snprintf(b, n, "%llu B", (unsigned long long)y);
+}
 
 static void human(char *b, size_t n, uint64_t v)
 {
@@ -283,7 +342,7 @@ static void recommend(struct tlm_wi_device *v)
 	if (r0->nooms) {
 		secs(t, sizeof t, r0->oom[0].time_ns);
 		if (best >= 0 && v->res[best].nooms == 0) {
-			human(b, sizeof b, v->res[best].peak_reserved);
+			tlm_wi_human_pair(a, b, sizeof a, r0->peak_reserved, v->res[best].peak_reserved);
 			v->best = best;
 			snprintf(v->recommendation, sizeof v->recommendation, "%s avoids the OOM at %s: peak reserved %s -> %s",
 				 v->res[best].label, t, a, b);
@@ -301,7 +360,7 @@ static void recommend(struct tlm_wi_device *v)
 		return;
 	}
 	if (best >= 0 && v->res[best].nooms == 0 && v->res[best].peak_reserved < r0->peak_reserved) {
-		human(b, sizeof b, v->res[best].peak_reserved);
+		tlm_wi_human_pair(a, b, sizeof a, r0->peak_reserved, v->res[best].peak_reserved);
 		v->best = best;
 		snprintf(v->recommendation, sizeof v->recommendation, "no OOM; %s lowers the peak reserved %s -> %s",
 			 v->res[best].label, a, b);
@@ -320,8 +379,10 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 	v->device = d->device;
 	/* what the process can take: given, else seen at a failed allocation,
 	 * else the device's size (the CUDA context's share unknown) */
-	v->memory = o->memory ? o->memory : d->memory ? d->memory : d->total;
-	v->memory_source = o->memory ? "option" : d->memory ? "failure" : d->total ? "device" : "unknown";
+	/* the tightest of a failed allocation's figures and the samples */
+	bool failure = d->memory && (!d->sampled || d->memory <= d->sampled);
+	v->memory = o->memory ? o->memory : failure ? d->memory : d->sampled ? d->sampled : d->total;
+	v->memory_source = o->memory ? "option" : failure ? "failure" : d->sampled ? "sample" : d->total ? "device" : "unknown";
 	v->memory_known = v->memory != 0;
 	v->requests = d->nalloc;
 	v->frees = d->nfree;
@@ -345,6 +406,13 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 	/* which tie rule this PyTorch follows: the one that reproduces the run */
 	struct tlm_wi_settings recs = *rec_in;
 	const struct tlm_wi_settings *rec = &recs;
+	/* the requests guessed by the replay whose check is kept */
+	uint64_t *req = calloc(d->nop + 1, sizeof *req), *req_k = calloc(d->nop + 1, sizeof *req_k);
+	int rc = -1;
+	if (!req || !req_k) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	if (!recs.async_backend) {
 		/* the newer rule first: when the run had no ties, both reproduce it */
 		for (int k = 0; k < 2; k++) {
@@ -353,13 +421,16 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 			memset(&tr, 0, sizeof tr);
 			memset(&tc, 0, sizeof tc);
 			recs.ties_by_segment = !k;
-			if (replay(d, &recs, &recs, v->memory, &tr, &tc)) {
+			if (replay(d, &recs, &recs, v->memory, &tr, &tc, req_k)) {
 				snprintf(err, errlen, "out of memory replaying device %d", d->device);
-				return -1;
+				goto out;
 			}
 			if (!k || tc.mismatches < v->check.mismatches) {
 				v->check = tc;
 				v->ties_by_segment = !k;
+				uint64_t *t = req;
+				req = req_k;
+				req_k = t;
 			}
 			if (!tc.mismatches)
 				break;
@@ -373,7 +444,7 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 			snprintf(r->label, sizeof r->label, "%s", alt[i - 1]);
 			if (tlm_wi_parse(&s, alt[i - 1], r->note, sizeof r->note)) {
 				snprintf(err, errlen, "--setting '%s': %s", alt[i - 1], r->note);
-				return -1;
+				goto out;
 			}
 		} else {
 			snprintf(r->label, sizeof r->label, "recorded");
@@ -383,13 +454,18 @@ static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_
 			snprintf(r->note, sizeof r->note, "backend:cudaMallocAsync is not modelled");
 			continue;
 		}
-		if (replay(d, &s, rec, v->memory, r, NULL)) {
+		/* the recorded settings replay the block sizes: they reproduce the run */
+		if (replay(d, &s, rec, v->memory, r, NULL, i && !recs.async_backend ? req : NULL)) {
 			snprintf(err, errlen, "out of memory replaying device %d", d->device);
-			return -1;
+			goto out;
 		}
 	}
 	recommend(v);
-	return 0;
+	rc = 0;
+out:
+	free(req);
+	free(req_k);
+	return rc;
 }
 
 int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_report *r, char *err, size_t errlen)

@@ -28,6 +28,7 @@ struct wi_op {
 	uint64_t allocated, reserved; /* the allocator's totals after it (block ops) */
 	uint64_t partner;
 	uint8_t type;
+	uint32_t stack;      /* WI_ALLOC: the trace's stack id (0 none) */
 };
 
 /* An allocator's driver call, for the check. at = block ops before it. */
@@ -47,6 +48,7 @@ struct wi_dev {
 	struct wi_devev *ev;
 	size_t nev, capev;
 	uint64_t memory;         /* bytes the process could take (driver usage + free at a failure): 0 = unknown */
+	uint64_t sampled;        /* the same at libtlm's device memory samples, the least: 0 = none */
 	uint64_t total;          /* the device's size (the trace's device.N.memory): 0 = unknown */
 	uint64_t va_base;
 	uint64_t reserve_min;    /* the smallest address range reserved for an expandable segment */
@@ -67,6 +69,30 @@ struct wi_trace {
 int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t errlen);
 void tlm__wi_trace_free(struct wi_trace *t);
 int tlm__wi_push_ev(struct wi_devev **v, size_t *n, size_t *cap, const struct wi_devev *e);
+
+/* requests.c: request sizes seen exact so far, for the guess of a request
+ * that got a larger block whole. */
+struct wi_size_seen {
+	uint64_t size;
+	uint32_t count;
+};
+#define WI_SITE_SIZES 8
+struct wi_site {
+	uint32_t stack;                  /* 0: a free slot */
+	uint32_t next;                   /* where the next size goes in sizes[] */
+	uint64_t sizes[WI_SITE_SIZES];   /* the last exact sizes at this stack */
+};
+struct wi_sizes {
+	struct wi_size_seen *v;
+	size_t n, cap;
+	struct wi_site *site;            /* open addressing by stack id */
+	size_t nsite, capsite;
+};
+void tlm__wi_sizes_seen(struct wi_sizes *s, uint64_t size, uint32_t stack);
+/* The last exact size at the same stack in [low, size], else the one in
+ * [low, size] seen most often (ties: the larger), else size. */
+uint64_t tlm__wi_sizes_guess(const struct wi_sizes *s, uint64_t low, uint64_t size, uint32_t stack);
+void tlm__wi_sizes_free(struct wi_sizes *s);
 
 /* The simulated device. */
 struct wi_range {

@@ -108,7 +108,10 @@ static int parse_divs(struct tlm_wi_settings *s, const struct toks *k, size_t *p
 			FAIL("roundup_power2_divisions: expected MB:N with N a power of 2 or 0");
 		i += 2;
 		if (!strcmp(key, ">")) {
-			for (size_t j = last; j < TLM_WI_DIVS; j++)
+			/* the intervals after the last one named (that one keeps
+			 * its value: the 2.15 wheel rounds 65 MiB with [64:4,>:8]
+			 * to 80 MiB, not 72) */
+			for (size_t j = last + 1; j < TLM_WI_DIVS; j++)
 				s->div[j] = (uint32_t)v;
 		} else {
 			uint64_t mb;

@@ -24,6 +24,8 @@ struct drv_ev {
 	uint64_t nop;       /* block ops of its device before it (its position) */
 	uint64_t t, addr, size;
 	size_t owner;       /* alloc: itself; free/map: the alloc or reserve it belongs to (+1), 0 none */
+	size_t guess;       /* a range reserved with no device: its thread's device then (nop is its
+	                     * position there), SIZE_MAX none */
 	uint8_t kind, op;
 	bool failed, mine;  /* mine: the allocator's (settled at the end, on the owner) */
 };
@@ -43,6 +45,8 @@ struct rd {
 	size_t nlive, caplive;
 	struct wi_table *blocks; /* per device: block address -> op index + 1 */
 	uint64_t *used;          /* per device: driver pages held */
+	int16_t *thr_dev;        /* per trace thread: the device of its last event, -1 none */
+	size_t nthr;
 	bool nomem;
 };
 
@@ -121,6 +125,32 @@ static void drop_live(struct rd *r, struct live *l)
 	*l = r->live[--r->nlive];
 }
 
+/* The allocator reserves an expandable segment's range inside a malloc for
+ * that device, on the thread that allocates: the device its thread used last. */
+static void note_thread(struct rd *r, uint32_t thread, int device)
+{
+	if (device < 0 || thread >= 65536)
+		return;
+	if (thread >= r->nthr) {
+		size_t n = (size_t)thread + 64;
+		int16_t *p = realloc(r->thr_dev, n * sizeof *p);
+		if (!p) {
+			r->nomem = true;
+			return;
+		}
+		for (size_t i = r->nthr; i < n; i++)
+			p[i] = -1;
+		r->thr_dev = p;
+		r->nthr = n;
+	}
+	r->thr_dev[thread] = (int16_t)device;
+}
+
+static int thread_device(const struct rd *r, uint32_t thread)
+{
+	return thread < r->nthr ? r->thr_dev[thread] : -1;
+}
+
 static uint64_t pages(uint64_t size)
 {
 	return (size + WI_PAGE - 1) / WI_PAGE;
@@ -131,18 +161,19 @@ static void block_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 	size_t di = dev_of(r, e->device);
 	if (di == SIZE_MAX)
 		return;
+	note_thread(r, e->thread, e->device);
 	struct wi_dev *d = &r->t->dev[di];
 	if (e->op == TLM_OP_ALLOC && e->result) {
 		struct wi_op *o = push_op(r, d);
 		if (!o)
 			return;
-		*o = (struct wi_op){e->time_ns - t0, 0, e->size, e->aux, e->stream, 0, WI_OOM};
+		*o = (struct wi_op){e->time_ns - t0, 0, e->size, e->aux, e->stream, 0, WI_OOM, 0};
 		d->nooms++;
 	} else if (e->op == TLM_OP_ALLOC) {
 		struct wi_op *o = push_op(r, d);
 		if (!o)
 			return;
-		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, 0, WI_ALLOC};
+		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, 0, WI_ALLOC, e->stack_id};
 		if (tlm__wi_table_put(&r->blocks[di], e->addr, d->nop))
 			r->nomem = true;
 		d->nalloc++;
@@ -159,7 +190,7 @@ static void block_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 		struct wi_op *o = push_op(r, d);
 		if (!o)
 			return;
-		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, a - 1, WI_FREE};
+		*o = (struct wi_op){e->time_ns - t0, e->addr, e->size, e->aux, e->stream, a - 1, WI_FREE, 0};
 		d->nfree++;
 	} else {
 		return;
@@ -211,9 +242,15 @@ static void driver_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 	struct wi_dev *d = unresolved ? NULL : &r->t->dev[di];
 	if (res && res->dev == SIZE_MAX && d && k == TLM_KIND_VMM_MAPPING && e->op == TLM_OP_ALLOC) {
 		res->dev = di;
-		r->ev[res->idx].dev = di;
-		r->ev[res->idx].nop = d->nop;
+		struct drv_ev *rv = &r->ev[res->idx];
+		rv->dev = di;
+		/* reserved where its thread's device was then (an OOM can come
+		 * between the reservation and the first mapping) */
+		if (rv->guess != di)
+			rv->nop = d->nop;
 	}
+	if (d)
+		note_thread(r, e->thread, device);
 	if (r->nev == r->capev) {
 		size_t c = r->capev ? r->capev * 2 : 256;
 		struct drv_ev *p = realloc(r->ev, c * sizeof *p);
@@ -226,8 +263,19 @@ static void driver_event(struct rd *r, const struct tlm_event *e, uint64_t t0)
 	}
 	size_t idx = r->nev++;
 	struct drv_ev *x = &r->ev[idx];
-	*x = (struct drv_ev){di, d ? d->nop : 0, e->time_ns - t0, e->addr, e->size, 0, (uint8_t)k, e->op, e->result != 0,
-			     false};
+	*x = (struct drv_ev){di, d ? d->nop : 0, e->time_ns - t0, e->addr, e->size, 0, SIZE_MAX, (uint8_t)k, e->op,
+			     e->result != 0, false};
+	if (unresolved) {
+		int g = thread_device(r, e->thread);
+		size_t gi = SIZE_MAX;
+		for (size_t i = 0; g >= 0 && i < r->t->ndev; i++)
+			if (r->t->dev[i].device == g)
+				gi = i;
+		if (gi != SIZE_MAX) {
+			x->guess = gi;
+			x->nop = r->t->dev[gi].nop;
+		}
+	}
 	/* d->nop counts block ops only until settle() merges the foreign ones in */
 	if (e->op == TLM_OP_ALLOC && e->result) {
 		if (k == TLM_KIND_DEVICE || k == TLM_KIND_VMM_PHYSICAL) {
@@ -376,7 +424,7 @@ static int settle(struct rd *r)
 			for (; src < until && src <= d->nop; src++) {
 				if (empty[src])
 					op[j++] = (struct wi_op){src < d->nop ? d->op[src].t : 0, 0, empty[src], 0, 0, 0,
-								 WI_EMPTY};
+								 WI_EMPTY, 0};
 				if (src == d->nop)
 					continue;
 				newidx[src] = j;
@@ -389,9 +437,9 @@ static int settle(struct rd *r)
 				break;
 			if (x->op == TLM_OP_ALLOC) {
 				fidx[i] = j + 1;
-				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, 0, WI_FALLOC};
+				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, 0, WI_FALLOC, 0};
 			} else if (x->owner && fidx[x->owner - 1]) {
-				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, fidx[x->owner - 1] - 1, WI_FFREE};
+				op[j++] = (struct wi_op){x->t, x->addr, x->size, 0, 0, fidx[x->owner - 1] - 1, WI_FFREE, 0};
 			}
 		}
 		free(d->op);
@@ -433,6 +481,17 @@ int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t e
 			if (di != SIZE_MAX)
 				t->dev[di].total = total;
 		}
+		if (rec->type == TLM_REC_DEVMEM && !(rec->u.devmem.flags & TLM_DEVMEM_F_BEFORE) &&
+		    rec->u.devmem.device >= 0 && rec->u.devmem.device < 32768) {
+			/* what the process held plus what the driver had free: the
+			 * device less its context and other processes' memory */
+			size_t di = dev_of(&r, rec->u.devmem.device);
+			if (di != SIZE_MAX) {
+				uint64_t m = r.used[di] * WI_PAGE + rec->u.devmem.free / WI_PAGE * WI_PAGE;
+				if (!t->dev[di].sampled || m < t->dev[di].sampled)
+					t->dev[di].sampled = m;
+			}
+		}
 		if (rec->type != TLM_REC_EVENT)
 			continue;
 		if (rec->u.ev.kind == TLM_KIND_BLOCK)
@@ -453,6 +512,7 @@ out:
 		tlm__wi_table_free(&r.blocks[i]);
 	free(r.blocks);
 	free(r.used);
+	free(r.thr_dev);
 	free(r.ev);
 	free(r.live);
 	free(rec);

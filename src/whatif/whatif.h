@@ -7,7 +7,8 @@
  * model knows; unknown keys are an error, as in PyTorch). tlm_wi_run reads a
  * trace once, takes each device's block requests (the tap's block sizes, in
  * order; one stream), its other driver allocations and its memory size
- * (driver usage + free memory at a failed allocation, or the caller's), and
+ * (driver usage + free memory, the least at a failed allocation or a device
+ * memory sample, or the caller's), and
  * replays them under the recorded settings (the trace's `torch.alloc_conf`
  * property, else the defaults) and each alternative. The replay under the
  * recorded settings is also checked against the trace: segment allocations
@@ -86,6 +87,7 @@ struct tlm_wi_device {
 	uint64_t memory;            /* the device memory the replay had (0 = unlimited) */
 	bool memory_known;          /* from the trace or --memory */
 	const char *memory_source;  /* "option", "failure" (driver usage + free at a failed allocation),
+	                             * "sample" (the same at a device memory sample),
 	                             * "device" (the recorded device size), "unknown" */
 	uint64_t requests, frees, recorded_ooms;
 	uint64_t recorded_peak_reserved, recorded_peak_allocated; /* the allocator's own totals */
@@ -117,6 +119,9 @@ struct tlm_wi_options {
 int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_report *r, char *err,
 	       size_t errlen);
 void tlm_wi_report_free(struct tlm_wi_report *r);
+/* Two sizes for "x -> y": with the digits that tell them apart ("7.81 GiB ->
+ * 7.84 GiB", not "7.8 GiB -> 7.8 GiB"). */
+void tlm_wi_human_pair(char *a, char *b, size_t n, uint64_t x, uint64_t y);
 
 int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f);
 int tlm_wi_render_json(const struct tlm_wi_report *r, FILE *f);

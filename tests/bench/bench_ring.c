@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording/shim.h"
+#include "recording/lifecycle.h"
+#include "recording/recorder.h"
 
 static unsigned long per_thread;
 static pthread_barrier_t bar;

@@ -4,10 +4,11 @@
  *
  * usage: trace_dump TRACE
  * One line per event, in trace order:
- *   E op kind api addr size result device thread | FRAME...
- * with every stack frame as MODULE+0xOFFSET (the module's path, or "main"
- * for the unnamed main program; OFFSET relative to its load bias, what
- * addr2line takes) or ?+0xIP when no module holds it. Then
+ *   E op kind api addr size result device thread aux | FRAME...
+ * with every native stack frame (of a Python stack: its native part) as
+ * MODULE+0xOFFSET (the module's path, or "main" for the unnamed main
+ * program; OFFSET relative to its load bias, what addr2line takes) or
+ * ?+0xIP when no module holds it. Then
  *   P key value     for each property
  *   S state errors  the reader's verdict (0 = clean) and integrity errors
  * Exit 0, or 2 when the trace cannot be opened.
@@ -24,6 +25,7 @@
 static struct tlm_rec_module mods[MAXMOD];
 static size_t nmods;
 static struct tlm_rec_stack *stacks[MAXSTACK];
+static uint32_t py_native[MAXSTACK]; /* a Python stack's id -> its native stack's */
 
 static void frame(uint64_t ip)
 {
@@ -60,14 +62,18 @@ int main(int argc, char **argv)
 				return 1;
 			*s = rec.u.stack;
 			stacks[rec.u.stack.id] = s;
+		} else if (rec.type == TLM_REC_PYSTACK && rec.u.pystack.id < MAXSTACK) {
+			py_native[rec.u.pystack.id] = rec.u.pystack.native;
 		} else if (rec.type == TLM_REC_PROP) {
 			printf("P %s %s\n", rec.u.prop.key, rec.u.prop.value);
 		} else if (rec.type == TLM_REC_EVENT) {
 			const struct tlm_event *e = &rec.u.ev;
-			printf("E %u %u %s %llx %llu %d %d %u |", e->op, e->kind, tlm_api_name(e->api),
+			printf("E %u %u %s %llx %llu %d %d %u %llx |", e->op, e->kind, tlm_api_name(e->api),
 			       (unsigned long long)e->addr, (unsigned long long)e->size, e->result, e->device,
-			       e->thread);
-			const struct tlm_rec_stack *s = e->stack_id < MAXSTACK ? stacks[e->stack_id] : NULL;
+			       e->thread, (unsigned long long)e->aux);
+			uint32_t id = e->stack_id < MAXSTACK && py_native[e->stack_id] ? py_native[e->stack_id]
+										 : e->stack_id;
+			const struct tlm_rec_stack *s = id < MAXSTACK ? stacks[id] : NULL;
 			for (uint32_t i = 0; s && i < s->depth; i++)
 				frame(s->ip[i]);
 			printf("\n");

@@ -177,7 +177,7 @@ static void test_nvml_other_process(void **state)
 	if (getenv("DM_DUMP"))
 		fprintf(stderr, "%s\n----\n%s", text, sum);
 	lines_fit(sum, 25);
-	assert_non_null(strstr(sum, "  0.003s dev 0: 1.0 GiB requested, 888.0 MiB free on the device: exhaustion\n"
+	assert_non_null(strstr(sum, "  raised 0.003s dev 0: 1.0 GiB requested, 888.0 MiB free on the device: exhaustion\n"
 				    "    96.0 MiB tracked, 8.0 MiB context and untracked, 32.0 MiB held by pid 5000"
 				    " (of 1.0 GiB)\n"));
 

@@ -33,7 +33,7 @@ static const char golden_fmt[] =
 	"\"process\":{\"pid\":4242,\"command\":[\"train\",\"--epochs\",\"3\"],\"exe\":\"/usr/bin/train\","
 	"\"exit\":\"clean\",\"signal\":null,\"truncation\":null,\"lost_events\":0,"
 	"\"ppid\":1,\"host\":\"testhost\",\"start_realtime_ns\":1700000000000000000,\"rank\":null,"
-	"\"local_rank\":null,\"world_size\":null,\"origin\":\"\",\"end_how\":\"exit\"},"
+	"\"local_rank\":null,\"world_size\":null,\"origin\":\"\",\"end_how\":\"exit\",\"exit_status\":null},"
 	"\"run\":{\"first_event_ns\":0,\"end_ns\":4000000,\"duration_ns\":4000000,\"events\":3},"
 	"\"coverage\":{\"interposition\":3,\"cupti_only\":0,\"cupti_only_calls\":[],\"cupti\":null},"
 	"\"unmatched_frees\":1,\"inconsistencies\":0,\"failed_allocations\":0,\"failed_frees\":0,"
@@ -54,9 +54,9 @@ static const char golden_fmt[] =
 	"\"ooms\":[{\"device\":0,\"kind\":\"device\",\"time_ns\":1000000,\"requested_bytes\":1073741824,"
 	"\"reserved_free_bytes\":0,\"largest_free_bytes\":0,\"device_free_bytes\":1048576,"
 	"\"reserved_bytes\":256,\"allocated_bytes\":256,\"fragmentation\":0.0000,"
-	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,\"label\":null,\"stack\":[]}],"
+	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"outcome\":\"raised\",\"retry\":null,\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,\"label\":null,\"stack\":[]}],"
 	"\"churn\":[],\"steps\":{\"found\":false,\"why_not\":\"no allocation sequence repeats (no site "
-	"allocates the same number of times in each of 3 or more segments)\",\"count\":0},\"activations\":null,\"integrity_errors\":[]}\n";
+	"allocates the same number of times in each of 3 or more segments)\",\"count\":0,\"phases\":[]},\"activations\":null,\"integrity_errors\":[]}\n";
 
 static void test_json_golden(void **state)
 {

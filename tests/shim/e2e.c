@@ -228,11 +228,15 @@ int e2e_load(struct trace *t, const char *path)
 			t->lost += rec.u.lost.count;
 			break;
 		case TLM_REC_PROP: {
-			t->nprops++;
+			bool exit_status = !strcmp(rec.u.prop.key, "exit.status");
+			t->nprops += !exit_status;
 			char *dst = !strcmp(rec.u.prop.key, "cupti")	       ? t->cupti
 				    : !strcmp(rec.u.prop.key, "cupti.detail") ? t->cupti_detail
+				    : exit_status			       ? t->exit_status
 									       : NULL;
-			size_t cap = dst == t->cupti ? sizeof t->cupti : sizeof t->cupti_detail;
+			size_t cap = dst == t->cupti ? sizeof t->cupti
+				     : dst == t->exit_status ? sizeof t->exit_status
+							     : sizeof t->cupti_detail;
 			if (dst) {
 				size_t l = rec.u.prop.len < cap ? rec.u.prop.len : cap - 1;
 				memcpy(dst, rec.u.prop.value, l);

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
+#include "recording/config.h"
 #include "recording/writer/output.h"
-#include "recording/shim.h"
 
 static char errbuf[8192];
 

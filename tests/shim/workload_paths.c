@@ -6,6 +6,7 @@
  */
 #include <dlfcn.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "src/sim/include/sim_driver.h"
 #include "workload.h"
@@ -36,6 +37,8 @@ struct drv {
 	CUresult (*pool_create)(CUmemoryPool *, const CUmemPoolProps *);
 	CUresult (*pool_destroy)(CUmemoryPool);
 	CUresult (*pool_trim)(CUmemoryPool, size_t);
+	CUresult (*retain)(CUmemGenericAllocationHandle *, void *);
+	CUresult (*import)(CUmemGenericAllocationHandle *, void *, int);
 };
 
 static const char *const drv_names[] = {
@@ -43,7 +46,7 @@ static const char *const drv_names[] = {
 	"cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz", "cuMemFreeAsync", "cuMemFreeAsync_ptsz",
 	"cuMemAllocManaged", "cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemFreeHost", "cuMemCreate", "cuMemRelease",
 	"cuMemMap", "cuMemUnmap", "cuMemAddressReserve", "cuMemAddressFree", "cuMemPoolCreate", "cuMemPoolDestroy",
-	"cuMemPoolTrimTo",
+	"cuMemPoolTrimTo", "cuMemRetainAllocationHandle", "cuMemImportFromShareableHandle",
 };
 /* cuGetProcAddress names and flags for the same slots */
 static const struct {
@@ -55,7 +58,8 @@ static const struct {
 	{"cuMemFreeAsync", 1}, {"cuMemFreeAsync", 2}, {"cuMemAllocManaged", 0}, {"cuMemAllocHost", 0},
 	{"cuMemHostAlloc", 0}, {"cuMemFreeHost", 0}, {"cuMemCreate", 0}, {"cuMemRelease", 0}, {"cuMemMap", 0},
 	{"cuMemUnmap", 0}, {"cuMemAddressReserve", 0}, {"cuMemAddressFree", 0}, {"cuMemPoolCreate", 0},
-	{"cuMemPoolDestroy", 0}, {"cuMemPoolTrimTo", 0},
+	{"cuMemPoolDestroy", 0}, {"cuMemPoolTrimTo", 0}, {"cuMemRetainAllocationHandle", 0},
+	{"cuMemImportFromShareableHandle", 0},
 };
 _Static_assert(sizeof(struct drv) / sizeof(void *) == sizeof drv_names / sizeof drv_names[0], "names");
 _Static_assert(sizeof proc_names / sizeof proc_names[0] == sizeof drv_names / sizeof drv_names[0], "procs");
@@ -137,6 +141,7 @@ static void driver_seq(const struct drv *d)
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = 1;
+	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 	wl_check(d->create(&ph, 4 * MiB, &prop, 0) == 0, "create");
 	wl_expect(TLM_OP_ALLOC, TLM_KIND_VMM_PHYSICAL, TLM_API_cuMemCreate, ph, 4 * MiB, 0, 1, 0, 0, 0);
 	wl_check(d->reserve(&va, 8 * MiB, 0, 0, 0) == 0, "reserve");
@@ -145,6 +150,16 @@ static void driver_seq(const struct drv *d)
 	wl_expect(TLM_OP_ALLOC, TLM_KIND_VMM_MAPPING, TLM_API_cuMemMap, va + 2 * MiB, 2 * MiB, 0, -1, 2 * MiB, ph, 0);
 	CUmemAccessDesc acc = {.location = {CU_MEM_LOCATION_TYPE_DEVICE, 1}, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
 	wl_check(cuMemSetAccess(va + 2 * MiB, 2 * MiB, &acc, 1) == 0, "access");
+	/* a retain and an import add references: their releases free nothing
+	 * (NCCL's way: retain, release, and the peers' buffers imported) */
+	CUmemGenericAllocationHandle rh, ih;
+	int fd = -1;
+	wl_check(d->retain(&rh, (void *)(uintptr_t)(va + 3 * MiB)) == 0 && rh == ph, "retain");
+	wl_check(d->release(rh) == 0, "release the retain's reference");
+	wl_check(cuMemExportToShareableHandle(&fd, ph, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == 0, "export");
+	wl_check(d->import(&ih, (void *)(intptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0, "import");
+	close(fd);
+	wl_check(d->release(ih) == 0, "release the import");
 	wl_expect(TLM_OP_FREE, TLM_KIND_VMM_MAPPING, TLM_API_cuMemUnmap, va + 2 * MiB, 2 * MiB, 0, -1, 0, 0, 0);
 	wl_check(d->unmap(va + 2 * MiB, 2 * MiB) == 0, "unmap");
 	wl_expect(TLM_OP_FREE, TLM_KIND_VMM_RESERVE, TLM_API_cuMemAddressFree, va, 8 * MiB, 0, -1, 0, 0, 0);
@@ -174,7 +189,7 @@ int wl_driver(void)
 		cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync, cuMemFreeAsync_ptsz,
 		cuMemAllocManaged, cuMemAllocHost_v2, cuMemHostAlloc, cuMemFreeHost, cuMemCreate, cuMemRelease,
 		cuMemMap, cuMemUnmap, cuMemAddressReserve, cuMemAddressFree, cuMemPoolCreate, cuMemPoolDestroy,
-		cuMemPoolTrimTo,
+		cuMemPoolTrimTo, cuMemRetainAllocationHandle, cuMemImportFromShareableHandle,
 	};
 	driver_seq(&d);
 	return 0;

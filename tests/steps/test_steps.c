@@ -164,7 +164,7 @@ static void test_train(void **state)
 	assert_int_equal(a->bytes, SW_ACT);
 	assert_int_equal(a->count, 2 * SW_LAYERS);
 	assert_int_equal(a->instances, SW_LAYERS);
-	assert_int_equal(a->nckpt, 2); /* each instance, every 2 (sqrt(6) rounds to 2) */
+	assert_int_equal(a->nckpt, 3); /* each instance, every 2, every 3 (sqrt(6) rounds to 2) */
 	assert_int_equal(a->ckpt[0].every, 1);
 	assert_int_equal(a->ckpt[0].est_peak, peak - SW_ACT + SW_LAYERS * SW_O + SW_H);
 	assert_int_equal(a->ckpt[0].rule_peak, peak);

@@ -7,6 +7,9 @@
  * nothing (no truncation, no damage) until follow mode is turned off, and
  * then the state is the one an ordinary reader gives on that file. Damage in
  * the middle, with the next chunk appended later, is one integrity error.
+ * Random damage (a byte flipped, a tail cut), grown in random steps: the
+ * same records, state and number of integrity errors as a plain reader of
+ * the final file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,12 +176,83 @@ static void t_damage_then_grow(void **s)
 	free(m.p);
 }
 
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* All records of a reader, and its outcome. */
+static size_t read_all(struct tlm_reader *r, struct tlm_record *recs, size_t max, int follow_done)
+{
+	size_t n = 0;
+	int k;
+	while ((k = tlm_reader_next(r, &recs[n < max ? n : max - 1])) == 1)
+		n++;
+	assert_int_equal(k, follow_done ? TLM_READER_AGAIN : 0);
+	return n;
+}
+
+static void t_random(void **s)
+{
+	(void)s;
+	struct membuf m = {0};
+	struct expect x = {.n = 200, .edge = 10, .with_end = 1};
+	assert_int_equal(expect_write(x, &m, 300, 1), 0);
+	size_t hdr = 16 + le32(m.p + 12) + 4, max = expect_total(&x) + 16;
+	struct tlm_record *a = malloc(max * sizeof *a), *b = malloc(max * sizeof *b);
+	uint8_t *d = malloc(m.len);
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	for (int round = 0; round < 300; round++) {
+		memcpy(d, m.p, m.len);
+		size_t len = m.len - (rnd(&seed) % 3 ? 0 : rnd(&seed) % (m.len - hdr));
+		if (round % 4)
+			d[hdr + rnd(&seed) % (len - hdr)] ^= (uint8_t)(1u << (rnd(&seed) % 8));
+		char *path = tt_tmpfile(d, hdr);
+		struct tlm_reader *r = tlm_reader_open(path, NULL, 0);
+		assert_non_null(r);
+		tlm_reader_follow(r, true);
+		size_t na = 0;
+		for (size_t off = hdr; off < len;) {
+			size_t k = 1 + rnd(&seed) % 700;
+			if (k > len - off)
+				k = len - off;
+			append(path, d + off, k);
+			off += k;
+			na += read_all(r, a + na, max - na, 1);
+		}
+		tlm_reader_follow(r, false);
+		na += read_all(r, a + na, max - na, 0);
+		struct tlm_reader *o = tlm_reader_open(path, NULL, 0);
+		assert_non_null(o);
+		size_t nb = read_all(o, b, max, 0);
+		assert_int_equal(na, nb);
+		for (size_t i = 0; i < na; i++) {
+			assert_true(tt_equal(&a[i], &b[i]));
+			assert_int_equal(a[i].seq, b[i].seq);
+		}
+		assert_int_equal(tlm_reader_state(r), tlm_reader_state(o));
+		assert_int_equal(tlm_reader_errors(r, NULL), tlm_reader_errors(o, NULL));
+		tlm_reader_close(o);
+		tlm_reader_close(r);
+		unlink(path);
+		free(path);
+	}
+	free(a);
+	free(b);
+	free(d);
+	free(m.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_grow_bytes),
 		cmocka_unit_test(t_grow_truncated),
 		cmocka_unit_test(t_damage_then_grow),
+		cmocka_unit_test(t_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,9 +95,10 @@ static void test_rounding(void **state)
 	assert_int_equal(tlm_wi_parse(&s, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", err, sizeof err), 0);
 	assert_int_equal(tlm_wi_round_size(&s, 300 * MiB + 1), 300 * MiB + 512);
 	assert_int_equal(tlm_wi_round_size(&s, 600 * MiB), 768 * MiB);
-	/* ">" fills from the last interval named, that one included (as
-	 * parseRoundUpPower2Divisions does): 1024 MiB gets 8, not 4 */
-	assert_int_equal(tlm_wi_round_size(&s, 1100 * MiB), 1152 * MiB);
+	/* ">" fills the intervals after the last one named: 1024 MiB keeps 4
+	 * (the real 2.15 allocator: 65 MiB under [16:2,64:4,>:8] takes an
+	 * 80 MiB block, tests/whatif/real) */
+	assert_int_equal(tlm_wi_round_size(&s, 1100 * MiB), 1280 * MiB);
 	assert_int_equal(tlm_wi_round_size(&s, 2100 * MiB), 2304 * MiB);
 }
 
@@ -381,6 +382,56 @@ static void test_ties(void **state)
 	}
 }
 
+/* What a recorded block size tells of its request (tlm_wi_model_last_low):
+ * a block split off is the request; one handed out whole can be up to 1 MiB
+ * larger (the rest is not split at 1 MiB or less), no larger than the next
+ * smaller cached block could have served, and a new segment of 10 MiB or more
+ * was asked for by a request of 10 MiB or more. */
+static void test_request_bounds(void **state)
+{
+	(void)state;
+	struct fx f;
+	setup_fx(&f, "", 1ull << 30);
+	tlm_wi_model_sizes_rounded(f.m, true); /* as the recorded replay asks */
+	uint64_t a = get(&f, 22 * MiB, NULL); /* a new 22 MiB segment, whole */
+	assert_int_equal(tlm_wi_model_last_low(f.m), 21 * MiB);
+	uint64_t b = get(&f, 5 * MiB, NULL); /* split off a new 20 MiB segment */
+	assert_int_equal(tlm_wi_model_last_low(f.m), 5 * MiB);
+	uint64_t c = get(&f, 40 * MiB, NULL);
+	tlm_wi_model_release(f.m, c);
+	get(&f, 18 * MiB + 512 * KiB, NULL); /* splits the cached 40: 21.5 MiB stay cached */
+	assert_int_equal(tlm_wi_model_last_low(f.m), 18 * MiB + 512 * KiB);
+	/* peek: the cached 21.5 MiB block for 21 MiB, a new segment for 30 */
+	assert_int_equal(tlm_wi_model_peek(f.m, 21 * MiB, 0), c + 18 * MiB + 512 * KiB);
+	assert_int_equal(tlm_wi_model_peek(f.m, 30 * MiB, 0), 0);
+	get(&f, 22 * MiB, NULL); /* a new segment: a request <= 21.5 MiB took the cached one */
+	assert_int_equal(tlm_wi_model_last_low(f.m), 21 * MiB + 512 * KiB + 512);
+	tlm_wi_model_release(f.m, a);
+	get(&f, 22 * MiB, NULL); /* the cached 22 MiB block, whole, above the 21.5 MiB one */
+	assert_int_equal(tlm_wi_model_last_low(f.m), 21 * MiB + 512 * KiB + 512);
+	(void)b;
+	teardown_fx(&f);
+	/* a cached oversize block serves only requests >= max_split_size, up to
+	 * max_non_split_rounding_mb (20 MiB) smaller than it */
+	setup_fx(&f, "max_split_size_mb:32", 1ull << 30);
+	tlm_wi_model_sizes_rounded(f.m, true);
+	c = get(&f, 60 * MiB, NULL);
+	tlm_wi_model_release(f.m, c);
+	get(&f, 60 * MiB, NULL);
+	assert_int_equal(tlm_wi_model_last_low(f.m), 40 * MiB + 512);
+	teardown_fx(&f);
+	/* the guess: the latest exact size of the same stack in range, else the
+	 * size seen most often in range, else the block size */
+	struct wi_sizes z = {0};
+	tlm__wi_sizes_seen(&z, 5 * MiB, 7);
+	tlm__wi_sizes_seen(&z, 5 * MiB + 512 * KiB, 9);
+	tlm__wi_sizes_seen(&z, 5 * MiB + 512 * KiB, 9);
+	assert_int_equal(tlm__wi_sizes_guess(&z, 5 * MiB, 6 * MiB, 7), 5 * MiB);
+	assert_int_equal(tlm__wi_sizes_guess(&z, 5 * MiB, 6 * MiB, 3), 5 * MiB + 512 * KiB);
+	assert_int_equal(tlm__wi_sizes_guess(&z, 5 * MiB + 768 * KiB, 6 * MiB, 7), 6 * MiB);
+	tlm__wi_sizes_free(&z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_request_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

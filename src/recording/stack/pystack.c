@@ -34,7 +34,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "recording/config.h"
+#include "recording/log.h"
+#include "recording/realsym.h"
 #include "recording/stack/pystack.h"
+#include "tlm/event.h"
 
 /* ---- offsets ------------------------------------------------------------- */
 

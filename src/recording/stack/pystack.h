@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "recording/defs.h"
 #include "recording/ring.h"
 
 #define TLM__PY_ID_BIT 0x80000000u /* slot.stack: a merged (Python) local id */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stack.c - native stacks through libunwind (unwind_dl.c), interned per thread.
+ * stack.c - libtlm's own code ranges, libunwind's whole unwind
+ * (unwind_dl.c) and the per-thread intern table of stacks (stack_int.h).
  *
  * Training loops allocate from a handful of call paths over and over, so each
  * thread keeps a small cache from stack to id: a repeated stack costs a hash
@@ -9,7 +10,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "recording/stack/stack.h"
+#include "recording/stack/stack_int.h"
 #include "recording/stack/unwind_dl.h"
 
 /* libtlm's executable ranges: leading frames inside them are ours. */
@@ -41,18 +42,16 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void tlm__stack_init(void)
+void tlm__stack_self_init(void)
 {
 	if (self_n == 0) {
-		dl_iterate_phdr(find_self, (void *)(uintptr_t)&tlm__stack_init);
+		dl_iterate_phdr(find_self, (void *)(uintptr_t)&tlm__stack_self_init);
 		if (self_n > 0) {
 			tlm__self_lo = self_range[0].lo;
 			tlm__self_len = self_range[0].hi - self_range[0].lo;
 			tlm__self_more = self_n > 1;
 		}
 	}
-	tlm__unw_load(); /* and its per-thread caching policy */
-	tlm__stack_cache_init();
 }
 
 /* the first executable range, for stack_cache.c's inline test (stack.h) */
@@ -74,7 +73,9 @@ uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max)
 	int want = (int)max + SLACK;
 	if (!tlm__unw.backtrace)
 		return 0; /* no libunwind: no native stacks */
+	tlm__stack_unwind_enter();
 	int n = tlm__unw.backtrace(buf, want);
+	tlm__stack_unwind_leave();
 	int i = 0;
 	while (i < n && tlm__in_self((uint64_t)(uintptr_t)buf[i]))
 		i++;
@@ -125,4 +126,12 @@ uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32
 	c->arena_used += depth;
 	*fresh = true;
 	return empty->id;
+}
+
+void tlm__stack_forget_all(struct tlm__stk_cache *c)
+{
+	memset(c->b, 0, sizeof c->b);
+	c->arena_used = 0;
+	c->next_id = 1;
+	c->gen++;
 }

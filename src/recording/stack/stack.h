@@ -1,49 +1,81 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stack.h - native call stacks for the recorder.
+ * stack.h - native call stacks for the recorder: the stack room's contract.
  *
- * Contract: tlm__stack_capture() fills return addresses of the callers of the
- * hooked CUDA call, innermost first, with libtlm's own frames removed; it
- * never allocates. tlm__stack_intern() maps a stack to a small per-thread id
- * and says whether the id is new (its definition must then go into the ring
- * before the first event using it).
+ * Contract: tlm__stack_get() gives the hooked call's caller's stack as a
+ * small per-thread id: from the whole-unwind cache when the call path is one
+ * seen before (stack_cache.c), else walked (stack_walk.c, or libunwind's
+ * unw_backtrace for frames the walk leaves to it: stack.c) and interned;
+ * libtlm's own frames are never in it. When the id is new (*fresh) its
+ * return addresses are in ips and its definition must go into the ring
+ * before the first event using it. Never allocates; a first sight of a
+ * return address may take glibc's loader lock inside libunwind, and fork
+ * waits for such unwinds (unwind_dl.h). The per-thread state lives in the
+ * thread's ring mapping (struct tlm__stk_cache, producer-only).
  */
-#ifndef TLM_STACK_H
-#define TLM_STACK_H
+#ifndef TLM_REC_STACK_H
+#define TLM_REC_STACK_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "recording/ring.h"
+#include "recording/defs.h"
 #include "tlm/trace.h"
 
-uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max) TLM_HIDDEN;
-uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32_t depth, bool *fresh) TLM_HIDDEN;
-/* The caller's stack as a local id: from the unwind cache when the same call
- * path is seen again, else unwound and interned. ips/depth are filled when
- * *fresh (the definition must go into the ring). */
+/* Per-thread stack intern cache (producer-only memory). */
+#define TLM__STK_BUCKETS 4096u        /* power of two */
+#define TLM__STK_ARENA (64u * 1024u)  /* ips kept per thread before a reset */
+struct tlm__stk_entry {
+	uint64_t hash;
+	uint32_t id;     /* local id, 0 = empty */
+	uint32_t depth;
+	uint32_t off;    /* into arena */
+};
+/* Per-thread cache of whole unwinds (x86-64): a stack seen before at the same
+ * stack position is recognised by re-reading only the memory the unwinder
+ * read (return-address and saved-frame-pointer slots), see stack.c. */
+#define TLM__SC_ENTRIES 32u          /* power of two */
+#define TLM__SC_DEPTH 128u           /* deeper stacks are not cached */
+#define TLM__SC_SLOTS (2u * TLM__SC_DEPTH)
+#define TLM__RC 256u                 /* power of two */
+#define TLM__SCRATCH 4096u           /* words: stack_walk.c learns frame rules over it */
+struct tlm__sc_entry {
+	uint64_t ip0, cfa0, rbp0;    /* the caller's registers at the hooked call */
+	uint32_t depth, nslot;
+	uint32_t local_id, gen;      /* intern id, valid while gen == cache gen */
+	bool need_rbp0;              /* the walk used the caller's rbp */
+	uint64_t ip[TLM__SC_DEPTH];
+	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
+};
+/* stack_walk.c: where each frame of the thread's last walk stood, so that the
+ * next walk can take over its outer frames (a free's stack differs from its
+ * alloc's only inside); its return addresses and slots stay in its entry */
+struct tlm__walk_rec {
+	struct tlm__sc_entry *e; /* the entry that holds the walk; NULL: none */
+	uint32_t depth;
+	bool natural;            /* ended by the chain's end, not by the depth limit */
+	uint64_t sp[TLM__SC_DEPTH], rbp[TLM__SC_DEPTH];
+	uint32_t slot0[TLM__SC_DEPTH]; /* its first slot: the return-address slot of its step */
+};
+struct tlm__stk_cache {
+	uint32_t next_id;
+	uint32_t arena_used;
+	uint32_t gen;                /* bumped when the intern table is reset */
+	uint64_t stack_lo, stack_hi; /* this thread's stack, 0 if unknown */
+	struct tlm__stk_entry b[TLM__STK_BUCKETS];
+	uint64_t arena[TLM__STK_ARENA];
+	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
+	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
+	struct tlm__walk_rec last; /* stack_walk.c */
+	uint64_t scratch[TLM__SCRATCH];
+};
+
+/* With the configuration, before any event: libtlm's own code ranges,
+ * libunwind, the cache's settings. */
+void tlm__stack_init(void) TLM_HIDDEN;
 uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
 	TLM_HIDDEN;
-void tlm__stack_thread_init(struct tlm__stk_cache *c) TLM_HIDDEN; /* stack bounds, on a thread's first event */
-void tlm__stack_forget_all(struct tlm__stk_cache *c) TLM_HIDDEN;  /* a definition was dropped */
-void tlm__stack_report(void) TLM_HIDDEN;
-void tlm__stack_cache_init(void) TLM_HIDDEN; /* with the configuration, before any event */
-/* stack_walk.c (x86-64): the walk from e's caller registers, noting in e the
- * slots it read; *ok false when a frame must be left to libunwind. */
-uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max, bool *ok)
-	TLM_HIDDEN;
-uint32_t tlm__stack_rules(void) TLM_HIDDEN; /* frame rules learned so far */
-void tlm__stack_unwind_enter(void) TLM_HIDDEN; /* around any libunwind call: fork waits for it */
-void tlm__stack_unwind_leave(void) TLM_HIDDEN;
-void tlm__stack_atfork_prepare(void) TLM_HIDDEN; /* waits for unwinds in flight */
+void tlm__stack_thread_init(struct tlm__stk_cache *c) TLM_HIDDEN; /* a new owner: stack bounds, nothing cached */
+void tlm__stack_forget_all(struct tlm__stk_cache *c) TLM_HIDDEN;  /* a definition was dropped: every id anew */
+void tlm__stack_report(void) TLM_HIDDEN; /* TLM_DEBUG_STACK_STATS / _VERIFY lines at the end */
+void tlm__stack_atfork_prepare(void) TLM_HIDDEN; /* unwind_dl.c: waits for unwinds in flight */
 void tlm__stack_atfork_done(void) TLM_HIDDEN;    /* parent and child */
-
-/* tlm__in_self() with the usual case (one executable range) inline */
-extern uint64_t tlm__self_lo TLM_HIDDEN, tlm__self_len TLM_HIDDEN;
-extern bool tlm__self_more TLM_HIDDEN;
-static inline bool tlm__in_self_fast(uint64_t ip)
-{
-	return ip - tlm__self_lo < tlm__self_len || (tlm__self_more && tlm__in_self(ip));
-}
 
 #endif

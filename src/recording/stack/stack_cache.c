@@ -17,69 +17,26 @@
  * caller's rip, that frame's base + 16 its rsp, the saved rbp its rbp.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#include "recording/stack/stack.h"
+#include "recording/config.h"
+#include "recording/log.h"
+#include "recording/stack/stack_int.h"
+#include "recording/stack/unwind_dl.h"
 
 static _Atomic uint64_t verify_hits, verify_bad, verify_walks, verify_walk_bad;
 static _Atomic uint64_t n_hit, n_miss, n_slow; /* TLM_DEBUG_STACK_STATS */
-
-/* An unwind that misses libunwind's caches walks the loaded objects with
- * dl_iterate_phdr, under glibc's loader lock; a fork at that moment would
- * leave the lock held in the child. fork waits for running unwinds to end
- * (tlm__stack_atfork_prepare) and holds new ones back until it is done. */
-static _Atomic int unwinding, forking;
-
-void tlm__stack_unwind_enter(void)
-{
-	for (;;) {
-		atomic_fetch_add(&unwinding, 1);
-		if (TLM_LIKELY(!atomic_load(&forking)))
-			return;
-		atomic_fetch_sub(&unwinding, 1);
-		while (atomic_load(&forking))
-			sched_yield();
-	}
-}
-
-void tlm__stack_unwind_leave(void)
-{
-	atomic_fetch_sub(&unwinding, 1);
-}
-
-void tlm__stack_atfork_prepare(void)
-{
-	atomic_store(&forking, 1);
-	/* unwinds take microseconds; the bound only guards against a fork from
-	 * a signal handler that interrupted an unwind on this very thread */
-	uint64_t until = tlm__now_ns() + 2000000000ull;
-	while (atomic_load(&unwinding) && tlm__now_ns() < until)
-		sched_yield();
-}
-
-void tlm__stack_atfork_done(void)
-{
-	atomic_store(&forking, 0);
-}
-
-/* libunwind's whole unwind, between the fork guards */
-static uint32_t guarded_capture(uint64_t *ips, uint32_t max)
-{
-	tlm__stack_unwind_enter();
-	uint32_t d = tlm__stack_capture(ips, max);
-	tlm__stack_unwind_leave();
-	return d;
-}
 
 /* set with the configuration, before any thread records (a thread's first
  * event must not race another's on it) */
 static int verify;
 static bool stats;
 
-void tlm__stack_cache_init(void)
+void tlm__stack_init(void)
 {
+	tlm__stack_self_init();
+	tlm__unw_load(); /* and its per-thread caching policy */
 	verify = tlm__cfg.verify_stacks;
 	stats = tlm__cfg.stack_stats;
 }
@@ -110,14 +67,6 @@ void tlm__stack_thread_init(struct tlm__stk_cache *c)
 		pthread_attr_destroy(&a);
 	}
 #endif
-}
-
-void tlm__stack_forget_all(struct tlm__stk_cache *c)
-{
-	memset(c->b, 0, sizeof c->b);
-	c->arena_used = 0;
-	c->next_id = 1;
-	c->gen++;
 }
 
 #if defined(__x86_64__)
@@ -164,7 +113,7 @@ static void check_against_libunwind(const uint64_t *ips, uint32_t d, uint32_t ma
 				    _Atomic uint64_t *bad)
 {
 	uint64_t ref[TLM_MAX_STACK_DEPTH];
-	uint32_t rd = guarded_capture(ref, max);
+	uint32_t rd = tlm__stack_capture(ref, max);
 	atomic_fetch_add(n, 1);
 	if (rd != d || memcmp(ref, ips, d * 8))
 		atomic_fetch_add(bad, 1);
@@ -174,7 +123,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 {
 	uint64_t ip0, cfa0, rbp0;
 	if (!c->stack_hi || !caller_regs(c, &ip0, &cfa0, &rbp0)) {
-		*depth = guarded_capture(ips, max);
+		*depth = tlm__stack_capture(ips, max);
 		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 	}
 	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
@@ -202,7 +151,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 	uint32_t d = tlm__stack_walk(c, e, ips, max, &ok);
 	if (!ok) {
 		count(&n_slow); /* a frame we leave to libunwind: not cached */
-		d = guarded_capture(ips, max);
+		d = tlm__stack_capture(ips, max);
 	} else if (TLM_UNLIKELY(verify > 0))
 		check_against_libunwind(ips, d, max, &verify_walks, &verify_walk_bad);
 	*depth = d;
@@ -223,7 +172,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 
 uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, uint32_t *depth, bool *fresh)
 {
-	*depth = guarded_capture(ips, max);
+	*depth = tlm__stack_capture(ips, max);
 	return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 }
 

@@ -29,7 +29,8 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "recording/stack/stack.h"
+#include "recording/log.h"
+#include "recording/stack/stack_int.h"
 #include "recording/stack/unwind_dl.h"
 
 #if defined(__x86_64__)

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unwind_dl.c - libunwind's few entry points, from a private dlopen.
- * See unwind_dl.h for why it is not linked.
+ * unwind_dl.c - libunwind's few entry points, from a private dlopen, and the
+ * fork guard around every call into it. See unwind_dl.h for why it is not
+ * linked.
  */
 #include <dlfcn.h>
+#include <sched.h>
 
+#include "recording/clock.h"
+#include "recording/log.h"
+#include "recording/realsym.h"
+#include "recording/stack/stack.h"
 #include "recording/stack/unwind_dl.h"
 
 struct tlm__unw tlm__unw;
@@ -16,7 +22,7 @@ struct tlm__unw tlm__unw;
 
 static void *sym(void *h, const char *name, bool *ok)
 {
-	void *p = dlsym(h, name);
+	void *p = tlm__real_dlsym(h, name);
 	if (!p)
 		*ok = false;
 	return p;
@@ -26,6 +32,7 @@ bool tlm__unw_load(void)
 {
 	if (tlm__unw.backtrace)
 		return true;
+	tlm__resolve_dlsym();
 	/* RTLD_LOCAL: its _Unwind_* stay out of the host's symbol lookups */
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
@@ -53,4 +60,42 @@ bool tlm__unw_load(void)
 	u.set_caching_policy(u.local_as, UNW_CACHE_PER_THREAD);
 	tlm__unw = u;
 	return true;
+}
+
+/* An unwind that misses libunwind's caches walks the loaded objects with
+ * dl_iterate_phdr, under glibc's loader lock; a fork at that moment would
+ * leave the lock held in the child. fork waits for running unwinds to end
+ * (tlm__stack_atfork_prepare) and holds new ones back until it is done. */
+static _Atomic int unwinding, forking;
+
+void tlm__stack_unwind_enter(void)
+{
+	for (;;) {
+		atomic_fetch_add(&unwinding, 1);
+		if (TLM_LIKELY(!atomic_load(&forking)))
+			return;
+		atomic_fetch_sub(&unwinding, 1);
+		while (atomic_load(&forking))
+			sched_yield();
+	}
+}
+
+void tlm__stack_unwind_leave(void)
+{
+	atomic_fetch_sub(&unwinding, 1);
+}
+
+void tlm__stack_atfork_prepare(void)
+{
+	atomic_store(&forking, 1);
+	/* unwinds take microseconds; the bound only guards against a fork from
+	 * a signal handler that interrupted an unwind on this very thread */
+	uint64_t until = tlm__now_ns() + 2000000000ull;
+	while (atomic_load(&unwinding) && tlm__now_ns() < until)
+		sched_yield();
+}
+
+void tlm__stack_atfork_done(void)
+{
+	atomic_store(&forking, 0);
 }

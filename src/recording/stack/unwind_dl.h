@@ -18,7 +18,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "recording/shim.h"
+#include "recording/defs.h"
 
 struct tlm__unw {
 	int (*getcontext)(unw_context_t *);
@@ -33,5 +33,11 @@ struct tlm__unw {
 
 extern struct tlm__unw tlm__unw TLM_HIDDEN;
 bool tlm__unw_load(void) TLM_HIDDEN;
+
+/* Around any libunwind call: an unwind that misses libunwind's caches walks
+ * the loaded objects under glibc's loader lock, so fork waits for unwinds in
+ * flight (tlm__stack_atfork_prepare, stack.h) and holds new ones back. */
+void tlm__stack_unwind_enter(void) TLM_HIDDEN;
+void tlm__stack_unwind_leave(void) TLM_HIDDEN;
 
 #endif

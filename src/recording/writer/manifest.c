@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
+#include "recording/writer/writer_int.h"
 
 void tlm__manifest_add(const char *path)
 {

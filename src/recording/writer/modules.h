@@ -12,7 +12,7 @@
 #ifndef TLM_MODULES_H
 #define TLM_MODULES_H
 
-#include "recording/shim.h"
+#include "recording/defs.h"
 #include "tlm/trace.h"
 
 int tlm__modules_sync(struct tlm_tw *tw) TLM_HIDDEN;

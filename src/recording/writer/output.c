@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "recording/log.h"
 #include "recording/writer/output.h"
 
 static int append(char *out, size_t outlen, size_t *n, const char *s)
@@ -113,25 +114,4 @@ int tlm__output_create(const char *path, char *final, size_t finallen)
 	}
 	tlm__log("cannot create the trace %s: %s; recording is off", path, strerror(errno));
 	return -1;
-}
-
-void tlm__output_absolute(char *pattern, size_t len)
-{
-	if (pattern[0] == '/' || !pattern[0])
-		return;
-	char cwd[4096];
-	if (!getcwd(cwd, sizeof cwd))
-		return; /* no current directory: relative it stays */
-	char out[8192];
-	size_t n = 0;
-	for (const char *c = cwd; *c && n + 3 < sizeof out; c++) {
-		if (*c == '%') /* the directory is literal, not a pattern */
-			out[n++] = '%';
-		out[n++] = *c;
-	}
-	if (n + 1 + strlen(pattern) >= len || n + 1 + strlen(pattern) >= sizeof out)
-		return;
-	out[n++] = '/';
-	strcpy(out + n, pattern);
-	strcpy(pattern, out);
 }

@@ -14,11 +14,9 @@
 
 #include <stddef.h>
 
-#include "recording/shim.h"
+#include "recording/defs.h"
 
 int tlm__output_expand(const char *pattern, char *out, size_t outlen) TLM_HIDDEN;
 int tlm__output_create(const char *path, char *final, size_t finallen) TLM_HIDDEN;
-/* A relative pattern becomes one under the current directory (at load). */
-void tlm__output_absolute(char *pattern, size_t len) TLM_HIDDEN;
 
 #endif

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
+#include "recording/writer/summary.h"
 
 struct kact { /* the kernel's struct sigaction */
 	void *handler;

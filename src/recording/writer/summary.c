@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
+#include "recording/config.h"
+#include "recording/log.h"
+#include "recording/writer/summary.h"
 
 extern char **environ;
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * writer.c - the writer thread, the trace file and the ends of a trace.
+ * writer.c - the writer thread and the ends of a trace (writer.h).
  *
  * The thread wakes every TLM_DRAIN_MS or when kicked and runs one drain
- * (writer_merge.c); this file owns the lock, the header, properties, the
- * final flush, the fatal-signal flush and the fork child's reset.
+ * (writer_merge.c); this file owns the lock, the trace's state, properties,
+ * the final flush, the signal and exec ends and the fork child's reset (the
+ * file itself: writer_file.c).
  *
  * Whoever drains holds the writer lock: normally the writer thread; after the
  * final flush, a late producer; in a fatal-signal handler, the faulting thread
@@ -23,24 +24,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "recording/edges.h"
-#include "recording/writer/modules.h"
-#include "recording/writer/output.h"
+#include "recording/clock.h"
+#include "recording/config.h"
+#include "recording/forkguard.h"
+#include "recording/log.h"
 #include "recording/stack/stack.h"
-#include "recording/devmem.h"
+#include "recording/writer/modules.h"
+#include "recording/writer/writer.h"
 #include "recording/writer/writer_int.h"
-#include "tlm_config.h"
 
 /* Facts about the recording (PROP records), kept so that every trace this
  * process writes (a fork child's too) gets them, whenever they were set. */
-#define NPROPS 16
+#define NPROPS 32
 static struct {
 	char key[TLM_MAX_PROP_KEY + 1];
 	char value[512];
 } props[NPROPS];
 static size_t nprops;
-
-struct tlm__wfile tlm__wf = {.fd = -1};
 
 static struct {
 	pthread_t thread;
@@ -48,6 +48,11 @@ static struct {
 	bool props_live; /* PROP records go straight into the trace */
 	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
 } W;
+
+_Atomic int tlm__state;
+TLM_TLS bool tlm__starting_here;
+TLM_TLS int tlm__term_pending;
+void (*tlm__writer_deferred_end)(void);
 
 static _Atomic int wlock;
 static _Atomic uint32_t kick_word;
@@ -83,32 +88,8 @@ static void unlock(void)
 {
 	holding = false;
 	atomic_store_explicit(&wlock, 0, memory_order_release);
-	if (TLM_UNLIKELY(tlm__term_pending) && !tlm__starting_here) /* a termination signal came while this thread drained */
-		tlm__exit_term_deferred();        /* does not return */
-}
-
-/* ---------------------------------------------------------------- sink */
-
-static int sink(void *ctx, const void *buf, size_t len)
-{
-	(void)ctx;
-	return tlm__fd_write(tlm__wf.fd, buf, len); /* still our file? (fdguard.c) */
-}
-
-static void write_failed(int err)
-{
-	if (tlm__wf.failed)
-		return;
-	tlm__wf.failed = true;
-	if (!tlm__fd_reported())
-		tlm__log("writing the trace %s failed: %s; recording stops here and the trace ends truncated", tlm__wf.path,
-		 strerror(-err));
-}
-
-void tlm__wf_check(int rc)
-{
-	if (rc < 0)
-		write_failed(rc);
+	if (TLM_UNLIKELY(tlm__term_pending) && !tlm__starting_here && tlm__writer_deferred_end)
+		tlm__writer_deferred_end(); /* a termination signal came while this thread drained: does not return */
 }
 
 /* ---------------------------------------------------------------- thread */
@@ -152,26 +133,6 @@ void tlm__writer_kick(void)
 		syscall(SYS_futex, (uint32_t *)&kick_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* ---------------------------------------------------------------- header */
-
-static char **read_cmdline(uint32_t *argc)
-{
-	static char buf[65536];
-	static char *argv[1024];
-	*argc = 0;
-	FILE *f = fopen("/proc/self/cmdline", "re");
-	if (!f)
-		return argv;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	for (size_t i = 0; i < n && *argc < 1024;) {
-		argv[(*argc)++] = &buf[i];
-		i += strlen(&buf[i]) + 1;
-	}
-	return argv;
-}
-
 /* ---------------------------------------------------------- properties */
 
 void tlm__writer_prop(const char *key, const char *value)
@@ -209,46 +170,31 @@ void tlm__writer_note_start(void)
 	atomic_store(&start_monotonic, (uint64_t)mt.tv_sec * 1000000000ull + (uint64_t)mt.tv_nsec);
 }
 
+/* The status the process exits with (exit(), or main's return), as the
+ * property exit.status written before END: the report tells an OOM the
+ * process died of from one it survived. on_exit handlers run before the
+ * libraries' destructors only when registered after the loader's own
+ * (__libc_start_main's): hence here, at the trace's start, not in our
+ * constructor. A fork child inherits it and writes its own trace's. */
+static void exit_note(int status, void *arg)
+{
+	(void)arg;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) != TLM__RUNNING || !tlm__forkguard_owner())
+		return;
+	char v[16];
+	snprintf(v, sizeof v, "%d", status);
+	tlm__writer_prop("exit.status", v);
+}
+
 int tlm__writer_start(void)
 {
-	char path[4200];
-	if (tlm__output_expand(tlm__cfg.output, path, sizeof path) != 0)
-		return -1;
-	int fd = tlm__output_create(path, tlm__wf.path, sizeof tlm__wf.path);
-	if (fd < 0)
-		return -1;
-	fd = tlm__fd_adopt(fd, tlm__wf.path);
-	tlm__manifest_add(tlm__wf.path);
-	static struct tlm_trace_header h;
-	memset(&h, 0, sizeof h);
-	h.version = TLM_TRACE_VERSION;
-	h.flags = tlm__cfg.drop ? TLM_TRACE_F_DROP_MODE : 0;
-	h.pid = (uint32_t)getpid();
-	h.ppid = (uint32_t)getppid();
+	static atomic_flag noted = ATOMIC_FLAG_INIT;
+	if (!atomic_flag_test_and_set(&noted))
+		on_exit(exit_note, NULL);
 	if (!atomic_load(&start_realtime))
 		tlm__writer_note_start();
-	h.start_realtime_ns = atomic_load(&start_realtime);
-	h.start_monotonic_ns = atomic_load(&start_monotonic);
-	h.clock_id = CLOCK_MONOTONIC;
-	h.stack_depth = tlm__cfg.stack_depth;
-	if (gethostname(h.host, sizeof h.host - 1) != 0)
-		strcpy(h.host, "unknown");
-	ssize_t l = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
-	h.exe[l > 0 ? l : 0] = 0;
-	snprintf(h.tlm_version, sizeof h.tlm_version, "%s", TLM_VERSION);
-	h.argv = read_cmdline(&h.argc);
-	tlm__wf.fd = fd;
-	tlm__wf.failed = false;
-	tlm__wf.next_seq = 0;
-	int err = 0;
-	tlm__wf.tw = tlm_tw_open(&h, sink, NULL, 64 * 1024, tlm__cfg.compress, &err);
-	if (!tlm__wf.tw) {
-		tlm__log("cannot start the trace %s: %s; recording is off", tlm__wf.path, strerror(err ? -err : ENOMEM));
-		close(fd);
-		unlink(tlm__wf.path);
-		tlm__wf.fd = -1;
+	if (tlm__wf_open(atomic_load(&start_realtime), atomic_load(&start_monotonic)) != 0)
 		return -1;
-	}
 	lock();
 	tlm__wi_prepare();
 	tlm__wf_check(tlm__modules_sync(tlm__wf.tw));
@@ -425,11 +371,6 @@ const char *tlm__writer_path(void)
 	return tlm__wf.tw ? tlm__wf.path : NULL;
 }
 
-uint64_t tlm__writer_order_errors(void)
-{
-	return tlm__wf.order_errors;
-}
-
 /* ---------------------------------------------------------------- fork */
 
 void tlm__writer_atfork_prepare(void)
@@ -447,17 +388,9 @@ void tlm__writer_atfork_parent(void)
 void tlm__writer_atfork_child(void)
 {
 	int s = atomic_load(&tlm__state);
-	if (tlm__wf.tw)
-		tlm_tw_close(tlm__wf.tw);
-	tlm__wf.tw = NULL;
-	if (tlm__wf.fd >= 0)
-		close(tlm__wf.fd);
-	tlm__wf.fd = -1;
+	tlm__wf_drop_child();
 	tlm__wm_reset_child();
 	tlm__wi_reset();
-	tlm__wf.next_seq = tlm__wf.order_errors = tlm__wf.discarded = tlm__wf.late = 0;
-	tlm__wf.bypassed = false;
-	tlm__wf.failed = false;
 	W.thread_started = false;
 	W.props_live = false;
 	tlm__modules_reset();

@@ -13,7 +13,10 @@
  */
 #include <string.h>
 
+#include "recording/clock.h"
+#include "recording/config.h"
 #include "recording/devmem.h"
+#include "recording/nvml_dl.h"
 #include "recording/writer/writer_int.h"
 
 #define PENDING 4096u

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "recording/stack/pystack.h"
+#include "recording/stack/stack.h"
 #include "recording/writer/writer_int.h"
 
 struct gstack {            /* global stack intern table entry */

@@ -15,9 +15,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recording/devmem.h"
-#include "recording/writer/modules.h"
+#include "recording/clock.h"
+#include "recording/log.h"
 #include "recording/stack/pystack.h"
+#include "recording/stack/stack.h"
+#include "recording/writer/modules.h"
+#include "recording/writer/writer.h"
 #include "recording/writer/writer_int.h"
 
 struct staged {

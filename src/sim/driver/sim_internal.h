@@ -122,6 +122,8 @@ extern __typeof__(cuMemAddressFree) sim_cuMemAddressFree;
 extern __typeof__(cuMemMap) sim_cuMemMap;
 extern __typeof__(cuMemUnmap) sim_cuMemUnmap;
 extern __typeof__(cuMemSetAccess) sim_cuMemSetAccess;
+extern __typeof__(cuMemRetainAllocationHandle) sim_cuMemRetainAllocationHandle;
+extern __typeof__(cuMemImportFromShareableHandle) sim_cuMemImportFromShareableHandle;
 extern __typeof__(tlm_sim_used_pages) sim_tlm_sim_used_pages;
 extern __typeof__(tlm_sim_pool_cached_bytes) sim_tlm_sim_pool_cached_bytes;
 extern __typeof__(tlm_sim_set_api_observer) sim_tlm_sim_set_api_observer;
@@ -155,6 +157,8 @@ extern __typeof__(cuMemRelease) simi_cuMemRelease;
 extern __typeof__(cuMemAddressReserve) simi_cuMemAddressReserve;
 extern __typeof__(cuMemAddressFree) simi_cuMemAddressFree;
 extern __typeof__(cuMemMap) simi_cuMemMap;
+extern __typeof__(cuMemRetainAllocationHandle) simi_cuMemRetainAllocationHandle;
+extern __typeof__(cuMemImportFromShareableHandle) simi_cuMemImportFromShareableHandle;
 extern __typeof__(cuMemUnmap) simi_cuMemUnmap;
 
 /* ---- sim_observe.c: the API observer, private entry points, injection ---- */
@@ -225,6 +229,8 @@ CUresult sim_free_async(CUdeviceptr dptr);
 /* The live allocation holding p: its base and length (whole pages). Caller
  * holds sim_lock. */
 bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len);
+/* Whether the live allocation at base came from a pool. Caller holds sim_lock. */
+bool sim_live_pooled(uint64_t base);
 
 /* ---- sim_backing.c: device memory contents (callers hold sim_lock) ---- */
 bool sim_is_device_va(uint64_t p);

@@ -65,6 +65,12 @@ CUresult sim_live_add(uint64_t va, uint64_t bytes, struct CUmemPoolHandle_st *po
 								    : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+bool sim_live_pooled(uint64_t base)
+{
+	struct sim_node *n = sim_tree_find(&live, base);
+	return n && n->val;
+}
+
 bool sim_live_span(uint64_t p, uint64_t *base, uint64_t *len)
 {
 	struct sim_node *n = sim_tree_floor(&live, p);

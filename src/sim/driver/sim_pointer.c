@@ -8,10 +8,13 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "sim_vmm.h"
 
 struct ptr_info {
 	int kind, dev;
 	uint64_t base, size;
+	bool legacy_ipc;      /* a cuMemAlloc block (cuIpcGetMemHandle takes it) */
+	uint64_t vmm_handles; /* a VMM mapping: its handle's requestedHandleTypes */
 };
 
 static CUresult lookup(CUdeviceptr p, struct ptr_info *info)
@@ -19,15 +22,30 @@ static CUresult lookup(CUdeviceptr p, struct ptr_info *info)
 	CUresult r = sim_enter(false);
 	if (r)
 		return r;
+	*info = (struct ptr_info){0};
 	info->kind = sim_ptr_lookup(p, &info->base, &info->size);
-	if (info->kind == SIM_PTR_NONE)
-		return CUDA_ERROR_INVALID_VALUE;
-	info->dev = info->kind == SIM_PTR_DEVICE ? sim_va_device(info->base) : 0;
-	if (info->kind != SIM_PTR_DEVICE) {
-		int cur;
-		if (!sim_current_device(&cur))
-			info->dev = cur;
+	if (info->kind == SIM_PTR_DEVICE) {
+		info->dev = sim_va_device(info->base);
+		pthread_mutex_lock(&sim_lock);
+		info->legacy_ipc = !sim_live_pooled(info->base);
+		pthread_mutex_unlock(&sim_lock);
+		return CUDA_SUCCESS;
 	}
+	if (info->kind == SIM_PTR_NONE) {
+		/* a VMM mapping: device memory of its handle's device */
+		pthread_mutex_lock(&sim_lock);
+		struct vmm_handle *h = sim_vmm_mapping(p, &info->base, &info->size);
+		if (h) {
+			info->kind = SIM_PTR_DEVICE;
+			info->dev = h->dev;
+			info->vmm_handles = (uint64_t)h->prop.requestedHandleTypes;
+		}
+		pthread_mutex_unlock(&sim_lock);
+		return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	}
+	int cur;
+	if (!sim_current_device(&cur))
+		info->dev = cur;
 	return CUDA_SUCCESS;
 }
 
@@ -51,9 +69,11 @@ static CUresult attribute(void *data, int attr, CUdeviceptr p, const struct ptr_
 		*(void **)data = (void *)(uintptr_t)p;
 		return CUDA_SUCCESS;
 	case 6: /* SYNC_MEMOPS */
-	case 10: /* IS_LEGACY_CUDA_IPC_CAPABLE */
 	case 15: /* IS_GPU_DIRECT_RDMA_CAPABLE */
 		*(int *)data = 0;
+		return CUDA_SUCCESS;
+	case 10: /* IS_LEGACY_CUDA_IPC_CAPABLE */
+		*(int *)data = in->legacy_ipc;
 		return CUDA_SUCCESS;
 	case 7:  /* BUFFER_ID */
 	case 20: /* MEMORY_BLOCK_ID */
@@ -77,7 +97,7 @@ static CUresult attribute(void *data, int attr, CUdeviceptr p, const struct ptr_
 		*(int *)data = 1;
 		return CUDA_SUCCESS;
 	case 14: /* ALLOWED_HANDLE_TYPES */
-		*(unsigned long long *)data = 0;
+		*(unsigned long long *)data = in->vmm_handles;
 		return CUDA_SUCCESS;
 	case 16: /* ACCESS_FLAGS: read-write */
 		*(int *)data = 3;

@@ -34,7 +34,7 @@ static CUresult unsupported(const char *name)
 
 /* Asked for by cuBLAS/cuBLASLt and NVIDIA's runtime: building and editing
  * graphs by hand (capture, instantiate and launch: sim_graph.c), the JIT
- * linker, stream memory operations, tensor maps, IPC, arrays, textures. */
+ * linker, stream memory operations, tensor maps, IPC events, arrays, textures. */
 UNSUPPORTED(cuGraphGetNodes);
 UNSUPPORTED(cuGraphNodeGetType);
 UNSUPPORTED(cuGraphKernelNodeGetParams);
@@ -63,9 +63,6 @@ UNSUPPORTED(cuStreamWriteValue64_ptsz);
 UNSUPPORTED(cuTensorMapEncodeTiled);
 UNSUPPORTED(cuTensorMapEncodeIm2col);
 UNSUPPORTED(cuTensorMapReplaceAddress);
-UNSUPPORTED(cuIpcGetMemHandle);
-UNSUPPORTED(cuIpcOpenMemHandle_v2);
-UNSUPPORTED(cuIpcCloseMemHandle);
 UNSUPPORTED(cuIpcGetEventHandle);
 UNSUPPORTED(cuIpcOpenEventHandle);
 UNSUPPORTED(cuArrayCreate_v2);
@@ -79,8 +76,7 @@ UNSUPPORTED(cuMulticastCreate);
 UNSUPPORTED(cuGraphicsUnregisterResource);
 
 /* Asked for by PyTorch's c10 DriverAPI (cudaGetDriverEntryPointByVersion):
- * green contexts, driver logs, multicast objects, shareable handles of VMM
- * memory, stream memory operations. */
+ * green contexts, driver logs, multicast objects, stream memory operations. */
 UNSUPPORTED(cuCtxFromGreenCtx);
 UNSUPPORTED(cuDevResourceGenerateDesc);
 UNSUPPORTED(cuDevSmResourceSplitByCount);
@@ -90,10 +86,6 @@ UNSUPPORTED(cuGreenCtxDestroy);
 UNSUPPORTED(cuGreenCtxStreamCreate);
 UNSUPPORTED(cuLogsRegisterCallback);
 UNSUPPORTED(cuLogsUnregisterCallback);
-UNSUPPORTED(cuMemExportToShareableHandle);
-UNSUPPORTED(cuMemGetAllocationPropertiesFromHandle);
-UNSUPPORTED(cuMemImportFromShareableHandle);
-UNSUPPORTED(cuMemRetainAllocationHandle);
 UNSUPPORTED(cuMulticastAddDevice);
 UNSUPPORTED(cuMulticastBindMem);
 UNSUPPORTED(cuMulticastUnbind);

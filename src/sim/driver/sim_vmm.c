@@ -11,18 +11,11 @@
  */
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim_internal.h"
 #include "sim_machine.h"
-
-struct vmm_handle {
-	CUmemGenericAllocationHandle id;
-	int dev;
-	uint64_t pages;
-	uint64_t maps; /* live mappings that reference this handle */
-	bool released;
-	uint8_t *back; /* contents; NULL until first touched */
-};
+#include "sim_vmm.h"
 
 static struct sim_vaspace reserve_va;
 static bool reserve_va_ready;
@@ -39,27 +32,70 @@ static bool aligned(uint64_t v)
 	return v % SIM_PAGE == 0;
 }
 
-static CUresult check_prop(const CUmemAllocationProp *prop)
+/* Host locations (HOST, HOST_NUMA, HOST_NUMA_CURRENT): memory on the host's
+ * NUMA nodes, which cuMemCreate does not model. */
+static bool host_location(int type)
 {
-	if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
-	    prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+	return type >= CU_MEM_LOCATION_TYPE_HOST && type <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+static CUresult check_prop(const CUmemAllocationProp *prop, bool host_ok)
+{
+	if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (host_ok && host_location(prop->location.type))
+		return CUDA_SUCCESS;
+	if (prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!sim_valid_device(prop->location.id))
 		return CUDA_ERROR_INVALID_DEVICE;
 	return CUDA_SUCCESS;
 }
 
-/* Drop a handle once it is both released and unmapped everywhere. */
+struct vmm_handle *sim_vmm_add(int dev, uint64_t pages, const CUmemAllocationProp *prop,
+			       bool imported, int fd)
+{
+	struct vmm_handle *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	*h = (struct vmm_handle){.id = next_handle, .dev = dev, .pages = pages, .refs = 1,
+				 .imported = imported, .fd = fd, .prop = *prop};
+	if (!sim_tree_insert(&handles, next_handle, 0, (uintptr_t)h)) {
+		free(h);
+		return NULL;
+	}
+	next_handle++;
+	return h;
+}
+
+struct vmm_handle *sim_vmm_find(CUmemGenericAllocationHandle id)
+{
+	struct sim_node *n = sim_tree_find(&handles, id);
+	struct vmm_handle *h = n ? (struct vmm_handle *)n->val : NULL;
+	return h && h->refs ? h : NULL;
+}
+
+/* Drop a handle once it has no reference and no mapping. */
 static void handle_put(struct vmm_handle *h)
 {
-	if (h->released && h->maps == 0) {
-		sim_dev[h->dev].used_pages -= h->pages;
-		sim_machine_give(h->dev, h->pages);
+	if (h->refs == 0 && h->maps == 0) {
+		if (!h->imported) {
+			sim_dev[h->dev].used_pages -= h->pages;
+			sim_machine_give(h->dev, h->pages);
+		}
 		sim_tree_remove(&handles, h->id, NULL, NULL);
 		if (h->back)
 			munmap(h->back, h->pages * SIM_PAGE);
+		if (h->fd >= 0)
+			close(h->fd);
 		free(h);
 	}
+}
+
+void sim_vmm_unref(struct vmm_handle *h)
+{
+	h->refs--;
+	handle_put(h);
 }
 
 CUresult sim_cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
@@ -69,10 +105,10 @@ CUresult sim_cuMemGetAllocationGranularity(size_t *granularity, const CUmemAlloc
 						option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
 	if (r)
 		return r;
-	r = check_prop(prop);
+	r = check_prop(prop, true);
 	if (r)
 		return r;
-	*granularity = SIM_PAGE;
+	*granularity = SIM_PAGE; /* host locations too */
 	return CUDA_SUCCESS;
 }
 SIM_EXPORT(cuMemGetAllocationGranularity);
@@ -80,34 +116,29 @@ SIM_EXPORT(cuMemGetAllocationGranularity);
 CUresult simi_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 			 const CUmemAllocationProp *prop, unsigned long long flags)
 {
-	struct vmm_handle *h;
-	struct sim_device *d;
 	CUresult r = sim_enter(!handle || size == 0 || !aligned(size) || flags != 0);
-	if (r)
+	if (r || (r = check_prop(prop, true)))
 		return r;
-	r = check_prop(prop);
-	if (r)
-		return r;
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	h->dev = prop->location.id;
-	h->pages = size / SIM_PAGE;
-	d = &sim_dev[h->dev];
+	/* Host memory through cuMemCreate is not modelled: NCCL then keeps its
+	 * host buffers in /dev/shm (its own fallback for hosts without NUMA). */
+	if (host_location(prop->location.type))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	int dev = prop->location.id;
+	uint64_t pages = size / SIM_PAGE;
 	pthread_mutex_lock(&sim_lock);
-	if (!sim_machine_take(h->dev, h->pages)) {
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-	} else if (!sim_tree_insert(&handles, next_handle, 0, (uintptr_t)h)) {
-		sim_machine_give(h->dev, h->pages);
+	if (!sim_machine_take(dev, pages)) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	} else {
-		d->used_pages += h->pages;
-		h->id = next_handle++;
-		*handle = h->id;
+		struct vmm_handle *h = sim_vmm_add(dev, pages, prop, false, -1);
+		if (!h) {
+			sim_machine_give(dev, pages);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			sim_dev[dev].used_pages += pages;
+			*handle = h->id;
+		}
 	}
 	pthread_mutex_unlock(&sim_lock);
-	if (r)
-		free(h);
 	return r;
 }
 SIM_API(cuMemCreate, (CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
@@ -116,19 +147,15 @@ SIM_API(cuMemCreate, (CUmemGenericAllocationHandle *handle, size_t size, const C
 
 CUresult simi_cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-	struct sim_node *n;
 	CUresult r = sim_enter(false);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
-	n = sim_tree_find(&handles, handle);
-	if (!n || ((struct vmm_handle *)n->val)->released) {
+	struct vmm_handle *h = sim_vmm_find(handle);
+	if (!h)
 		r = CUDA_ERROR_INVALID_VALUE;
-	} else {
-		struct vmm_handle *h = (struct vmm_handle *)n->val;
-		h->released = true;
-		handle_put(h);
-	}
+	else
+		sim_vmm_unref(h);
 	pthread_mutex_unlock(&sim_lock);
 	return r;
 }
@@ -206,16 +233,14 @@ static bool reserved(uint64_t ptr, uint64_t size)
 CUresult simi_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		      CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
-	struct sim_node *n;
 	struct vmm_handle *h;
 	CUresult r = sim_enter(size == 0 || !aligned(size) || !aligned(offset) || !aligned(ptr) ||
 			       flags != 0);
 	if (r)
 		return r;
 	pthread_mutex_lock(&sim_lock);
-	n = sim_tree_find(&handles, handle);
-	h = n ? (struct vmm_handle *)n->val : NULL;
-	if (!h || h->released || offset / SIM_PAGE > h->pages ||
+	h = sim_vmm_find(handle);
+	if (!h || offset / SIM_PAGE > h->pages ||
 	    size / SIM_PAGE > h->pages - offset / SIM_PAGE || !reserved(ptr, size))
 		r = CUDA_ERROR_INVALID_VALUE;
 	else if (first_overlap(ptr, size))
@@ -305,6 +330,19 @@ CUresult sim_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc 
 }
 SIM_EXPORT(cuMemSetAccess);
 
+/* The handle's contents: its memfd's pages once it is shared, else a
+ * private sparse mapping. */
+static uint8_t *contents(struct vmm_handle *h)
+{
+	if (!h->back && h->fd >= 0) {
+		void *p = mmap(NULL, h->pages * SIM_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, h->fd, 0);
+		h->back = p == MAP_FAILED ? NULL : p;
+	} else if (!h->back) {
+		h->back = sim_backing_map(h->pages * SIM_PAGE);
+	}
+	return h->back;
+}
+
 CUresult sim_vmm_span(uint64_t p, uint8_t **host, uint64_t *avail)
 {
 	struct sim_node *m = sim_tree_floor(&mappings, p);
@@ -312,9 +350,59 @@ CUresult sim_vmm_span(uint64_t p, uint8_t **host, uint64_t *avail)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct vmm_handle *h = (struct vmm_handle *)m->val;
 	struct sim_node *o = sim_tree_find(&map_offset, m->key);
-	if (!h->back && !(h->back = sim_backing_map(h->pages * SIM_PAGE)))
+	if (!contents(h))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*host = h->back + (o ? o->val : 0) + (p - m->key);
 	*avail = m->key + m->len - p;
 	return CUDA_SUCCESS;
 }
+
+struct vmm_handle *sim_vmm_mapping(uint64_t p, uint64_t *start, uint64_t *len)
+{
+	struct sim_node *m = sim_tree_floor(&mappings, p);
+	if (!m || p - m->key >= m->len)
+		return NULL;
+	if (start)
+		*start = m->key;
+	if (len)
+		*len = m->len;
+	return (struct vmm_handle *)m->val;
+}
+
+/* The handle mapped at addr, with one more reference (cuMemRelease drops
+ * it); a handle released but still mapped becomes valid again. */
+CUresult simi_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+	CUresult r = sim_enter(!handle);
+	if (r)
+		return r;
+	pthread_mutex_lock(&sim_lock);
+	struct vmm_handle *h = sim_vmm_mapping((uint64_t)(uintptr_t)addr, NULL, NULL);
+	if (!h) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else {
+		h->refs++;
+		*handle = h->id;
+	}
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_API(cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle *handle, void *addr),
+	(handle, addr), {handle, addr});
+
+CUresult sim_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+						    CUmemGenericAllocationHandle handle)
+{
+	CUresult r = sim_enter(!prop);
+	if (r)
+		return r;
+	pthread_mutex_lock(&sim_lock);
+	struct vmm_handle *h = sim_vmm_find(handle);
+	if (!h)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		*prop = h->prop;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
+}
+SIM_EXPORT(cuMemGetAllocationPropertiesFromHandle);

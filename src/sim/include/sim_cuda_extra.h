@@ -19,6 +19,22 @@ typedef struct CUctxCreateParams_st CUctxCreateParams;
 typedef struct CUuuid_sim_st {
 	unsigned char bytes[16];
 } CUuuid_sim;
+#ifndef CU_MEM_LOCATION_TYPE_HOST
+#define CU_MEM_LOCATION_TYPE_HOST 0x2
+#endif
+#ifndef CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+#define CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT 0x4
+#endif
+#ifndef CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+#define CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR 0x1
+#endif
+#ifndef CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
+#endif
+/* cuda.h's CUipcMemHandle (64 opaque bytes, passed by value). */
+typedef struct CUipcMemHandle_st {
+	char reserved[64];
+} CUipcMemHandle;
 
 #ifndef CUDA_ERROR_STUB_LIBRARY
 #define CUDA_ERROR_STUB_LIBRARY 34

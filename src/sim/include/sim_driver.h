@@ -88,6 +88,19 @@ SIM_PUBLIC CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 SIM_PUBLIC CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
 SIM_PUBLIC CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
 				   size_t count);
+SIM_PUBLIC CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr);
+SIM_PUBLIC CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+							   CUmemGenericAllocationHandle handle);
+SIM_PUBLIC CUresult cuMemExportToShareableHandle(void *shareableHandle,
+						 CUmemGenericAllocationHandle handle, int handleType,
+						 unsigned long long flags);
+SIM_PUBLIC CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
+						   void *osHandle, int shHandleType);
+
+SIM_PUBLIC CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr);
+SIM_PUBLIC CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
+					  unsigned int Flags);
+SIM_PUBLIC CUresult cuIpcCloseMemHandle(CUdeviceptr dptr);
 
 /* ---- simulator introspection (not CUDA; for tests) ---- */
 

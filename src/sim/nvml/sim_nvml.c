@@ -25,15 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVML_SUCCESS 0
-#define NVML_ERROR_INVALID_ARGUMENT 2
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_NOT_FOUND 6
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define NVML_ERROR_DRIVER_NOT_LOADED 9
-#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
+#include "sim_nvml.h"
 
-#define MAX_DEVICES 16
 #define MAX_PROCS 256
 #define NO_INSTANCE 0xFFFFFFFFu /* gpuInstanceId / computeInstanceId outside MIG */
 
@@ -62,9 +55,6 @@ _Static_assert(sizeof(struct proc_v1) == 16, "nvmlProcessInfo_v1_t");
 _Static_assert(sizeof(struct proc_v2) == 24, "nvmlProcessInfo_v2_t");
 _Static_assert(sizeof(struct mem_v2) == 40, "nvmlMemory_v2_t");
 
-typedef void *nvml_device; /* nvmlDevice_t: a pointer into handles[] */
-
-#define API __attribute__((visibility("default")))
 
 /* ---- the simulated driver ---- */
 
@@ -111,14 +101,19 @@ static int ndev(void)
 	return n > MAX_DEVICES ? MAX_DEVICES : n;
 }
 
-/* The ordinal behind a handle, or -1. */
-static int dev_of(nvml_device d)
+int simnvml_dev(nvml_device d)
 {
 	char *p = d;
 	int n = ndev();
 	if (p < handles || p >= handles + MAX_DEVICES || p - handles >= n)
 		return -1;
 	return (int)(p - handles);
+}
+
+int simnvml_bus(int dev)
+{
+	int b = -1;
+	return dev >= 0 && drv.ids(dev, NULL, &b) == 0 ? b : -1;
 }
 
 /* ---- init, system ---- */
@@ -235,7 +230,7 @@ int nvmlDeviceGetHandleByPciBusId(const char *bus_id, nvml_device *device)
 
 int nvmlDeviceGetIndex(nvml_device device, unsigned *index)
 {
-	int d = dev_of(device);
+	int d = simnvml_dev(device);
 	if (d < 0 || !index)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*index = (unsigned)d;
@@ -246,7 +241,7 @@ int nvmlDeviceGetIndex(nvml_device device, unsigned *index)
 int nvmlDeviceGetUUID(nvml_device device, char *uuid, unsigned length)
 {
 	unsigned char u[16];
-	int d = dev_of(device);
+	int d = simnvml_dev(device);
 	if (d < 0 || !uuid)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (length < 42)
@@ -272,7 +267,7 @@ API int nvmlDeviceGetComputeRunningProcesses_v3(nvml_device device, unsigned *co
 
 static int memory(nvml_device device, unsigned long long *total, unsigned long long *used)
 {
-	int d = dev_of(device);
+	int d = simnvml_dev(device);
 	if (d < 0 || drv.memory(d, total, used) != 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	return NVML_SUCCESS;
@@ -309,7 +304,7 @@ static int processes(nvml_device device, unsigned *count, void *infos, int v2)
 {
 	unsigned pid[MAX_PROCS];
 	unsigned long long bytes[MAX_PROCS];
-	int d = dev_of(device);
+	int d = simnvml_dev(device);
 	if (d < 0 || !count)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	int n = drv.processes(d, pid, bytes, MAX_PROCS);
@@ -349,14 +344,3 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvml_device device, unsigned *count,
 {
 	return processes(device, count, infos, 1);
 }
-
-/* Hardware queries: not supported. Arguments are not declared: the callee
- * never reads them (see sim_blas.c for why that is call-compatible). */
-#define NOT_SUPPORTED(name) \
-	API int name(void); \
-	int name(void) { return NVML_ERROR_NOT_SUPPORTED; }
-
-NOT_SUPPORTED(nvmlDeviceGetGpuFabricInfoV)
-NOT_SUPPORTED(nvmlDeviceGetGpuFabricInfo)
-NOT_SUPPORTED(nvmlDeviceGetNvLinkRemoteDeviceType)
-NOT_SUPPORTED(nvmlDeviceGetNvLinkRemotePciInfo_v2)

@@ -37,17 +37,6 @@ def at_line(stack, line):
                and f["line"] == line for f in stack)
 
 
-def fmt(b):
-    # c10::CachingAllocator::format_size, as torch prints sizes in its messages
-    if b <= 1024:
-        return "%d bytes" % b
-    if b <= 1048576:
-        return "%.2f KiB" % (b / 1024.0)
-    if b <= 1073741824:
-        return "%.2f MiB" % (b / 1048576.0)
-    return "%.2f GiB" % (b / 1073741824.0)
-
-
 is_async = torch_figs["backend"] == "cudaMallocAsync"
 
 
@@ -102,41 +91,36 @@ for t in torch_figs["devices"]:
           % (dev, r["peak_reserved_bytes"], t["max_memory_reserved"],
              r["peak_reserved_bytes"] - t["max_memory_reserved"]))
 
-# OOMs: each of torch's OutOfMemoryError messages against tlm's entries
+# OOMs: each of torch's OutOfMemoryErrors against tlm's entries, in bytes:
+# torch's OOM observer (the allocation size it asked for, the device's free
+# memory) and memory_stats() at the error (workload.py's oom_figures)
 msgs = [m for m in torch_figs["ooms"] if m]
 tlm_ooms = [o for o in rep["ooms"] if o["source"] == "allocator"] if not is_async else rep["ooms"]
 check(len(tlm_ooms) == len(msgs), "OOMs: tlm %d, torch %d" % (len(tlm_ooms), len(msgs)))
-def msg_size(m, pattern):
-    g = re.search(pattern, m)
-    return g.group(1) if g else "?"
-
-
 for m, o in zip(msgs, tlm_ooms):
     dev = o["device"]
-    free = msg_size(m, r"of which ([0-9.]+ \w+) is free")
-    check(fmt(o["device_free_bytes"]) == free, "OOM dev %d: device free tlm %d (%s), torch's message %s"
-          % (dev, o["device_free_bytes"], fmt(o["device_free_bytes"]), free))
+    check(m["device"] == dev and o["device_free_bytes"] == m["device_free_bytes"],
+          "OOM dev %d: device free tlm %d B, torch's observer (dev %s) %s B"
+          % (dev, o["device_free_bytes"], m["device"], m["device_free_bytes"]))
     if is_async:
         continue
-    # "Tried to allocate" is the segment the allocator asked the driver for;
-    # with expandable segments it asks only for the pages it lacks, and the
-    # message names the block's allocation size: the request when > 10 MiB
-    tried = msg_size(m, r"Tried to allocate ([0-9.]+ \w+)")
+    # torch's allocation size ("Tried to allocate") is the segment it asked the
+    # driver for; with expandable segments the driver was asked only for the
+    # pages it lacked, and torch's figure is the block's allocation size: the
+    # request itself here (24 MiB, above 10 MiB, a whole number of 2 MiB)
     dreq = o["driver_request_bytes"] or 0
-    if case == "expandable" and fmt(dreq) != tried:
-        check(fmt(o["requested_bytes"]) == tried and dreq < o["requested_bytes"],
-              "OOM dev %d: requested tlm %d (%s), torch's message %s (the driver was asked for the "
-              "%d B missing)" % (dev, o["requested_bytes"], fmt(o["requested_bytes"]), tried, dreq))
+    if case == "expandable" and dreq != m["alloc_bytes"]:
+        check(o["requested_bytes"] == m["alloc_bytes"] and dreq < o["requested_bytes"],
+              "OOM dev %d: requested tlm %d B, torch's allocation size %s B (the driver was asked for the "
+              "%d B missing)" % (dev, o["requested_bytes"], m["alloc_bytes"], dreq))
     else:
-        check(fmt(dreq) == tried, "OOM dev %d: driver request tlm %d (%s), torch's message %s"
-              % (dev, dreq, fmt(dreq), tried))
-    alloc = msg_size(m, r"memory ([0-9.]+ \w+) is allocated by PyTorch")
-    check(fmt(o["allocated_bytes"]) == alloc, "OOM dev %d: allocated tlm %d (%s), torch's message %s"
-          % (dev, o["allocated_bytes"], fmt(o["allocated_bytes"]), alloc))
-    unalloc = msg_size(m, r"and ([0-9.]+ \w+) is reserved by PyTorch but unallocated")
-    check(fmt(o["reserved_free_bytes"]) == unalloc,
-          "OOM dev %d: reserved but free tlm %d (%s), torch's message %s"
-          % (dev, o["reserved_free_bytes"], fmt(o["reserved_free_bytes"]), unalloc))
+        check(dreq == m["alloc_bytes"], "OOM dev %d: driver request tlm %d B, torch's allocation size %s B"
+              % (dev, dreq, m["alloc_bytes"]))
+    check(o["allocated_bytes"] == m["allocated_bytes"], "OOM dev %d: allocated tlm %d B, torch %d B"
+          % (dev, o["allocated_bytes"], m["allocated_bytes"]))
+    check(o["reserved_free_bytes"] == m["reserved_free_bytes"],
+          "OOM dev %d: reserved but free tlm %d B, torch %d B" % (dev, o["reserved_free_bytes"],
+                                                                  m["reserved_free_bytes"]))
 
 # the leak and the cycle, at their Python lines
 leak, cyc = marked("leak"), marked("cycle")

@@ -27,6 +27,24 @@ class Holder:
         self.me = self
 
 
+OBSERVED = []  # torch's OOM observer: (device, the allocation size it asked for, device free), in bytes
+
+
+def oom_observer(device, alloc, device_alloc, device_free):
+    OBSERVED.append((device, alloc, device_free))
+
+
+def oom_figures(e, dev):
+    """torch's own figures of the OutOfMemoryError just raised, in bytes (the
+    message prints them with 2 decimals): its observer's allocation size and
+    device free memory, and memory_stats() (unchanged since the message)."""
+    s = torch.cuda.memory_stats(dev)
+    o = OBSERVED[-1] if OBSERVED else (None, None, None)
+    return {"message": str(e), "device": o[0], "alloc_bytes": o[1], "device_free_bytes": o[2],
+            "allocated_bytes": s["allocated_bytes.all.current"],
+            "reserved_free_bytes": s["reserved_bytes.all.current"] - s["allocated_bytes.all.current"]}
+
+
 def fragment_and_oom(dev):
     """Fills the device with 2 MiB blocks in 20 MiB segments, frees every
     other one, then asks for a block larger than any free gap: torch raises
@@ -37,13 +55,13 @@ def fragment_and_oom(dev):
             t = torch.empty(2 * MiB + 4096, dtype=torch.uint8, device=dev)
             (keep if len(keep) <= len(drop) else drop).append(t)
     except torch.OutOfMemoryError as e:
-        msgs.append(str(e))
+        msgs.append(oom_figures(e, dev))
     del drop
     try:
         big = torch.empty(24 * MiB, dtype=torch.uint8, device=dev)  # tlm-test: oom
         del big
     except torch.OutOfMemoryError as e:
-        msgs.append(str(e))
+        msgs.append(oom_figures(e, dev))
     del keep
     return msgs
 
@@ -68,6 +86,7 @@ def main():
     ooms = []
     devs = [torch.device("cuda", d) for d in range(a.devices)]
     if not a.no_oom:  # first, so that the training loop (and its leak) ends the run
+        torch._C._cuda_attach_out_of_memory_observer(oom_observer)
         for dev in devs:
             torch.cuda.set_device(dev)
             ooms += fragment_and_oom(dev)

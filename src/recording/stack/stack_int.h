@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stack_int.h - the stack room's parts (stack.h is its contract).
+ *
+ * Top to bottom, each calling only those below it: stack_cache.c (the
+ * whole-unwind cache, tlm__stack_get and the room's init), stack_walk.c (the
+ * frame-rule walk of a miss), stack.c (libtlm's own code ranges, libunwind's
+ * whole unwind, the per-thread intern table), unwind_dl.c (libunwind itself,
+ * and the fork guard around every call into it).
+ */
+#ifndef TLM_REC_STACK_INT_H
+#define TLM_REC_STACK_INT_H
+
+#include "recording/stack/stack.h"
+
+/* ---- stack.c ---- */
+void tlm__stack_self_init(void) TLM_HIDDEN; /* libtlm's executable ranges */
+bool tlm__in_self(uint64_t ip) TLM_HIDDEN;
+/* tlm__in_self() with the usual case (one executable range) inline */
+extern uint64_t tlm__self_lo TLM_HIDDEN, tlm__self_len TLM_HIDDEN;
+extern bool tlm__self_more TLM_HIDDEN;
+static inline bool tlm__in_self_fast(uint64_t ip)
+{
+	return ip - tlm__self_lo < tlm__self_len || (tlm__self_more && tlm__in_self(ip));
+}
+/* libunwind's whole unwind of the callers, our frames dropped; inside the
+ * fork guard. 0 without libunwind. */
+uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max) TLM_HIDDEN;
+/* a stack as a local id; *fresh when new (a full table is reset first) */
+uint32_t tlm__stack_intern(struct tlm__stk_cache *c, const uint64_t *ips, uint32_t depth, bool *fresh) TLM_HIDDEN;
+
+/* ---- stack_walk.c (x86-64): the walk from e's caller registers, noting in e
+ * the slots it read; *ok false when a frame must be left to libunwind. ---- */
+uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max, bool *ok)
+	TLM_HIDDEN;
+uint32_t tlm__stack_rules(void) TLM_HIDDEN; /* frame rules learned so far */
+
+#endif
