@@ -36,6 +36,7 @@ struct wi_op {
 	uint64_t allocated, reserved; /* the allocator's totals after it (block ops) */
 	uint32_t stack;      /* WI_ALLOC: the trace's stack id (0 none) */
 	uint8_t type;
+	uint64_t partner;    /* a collected WI_FREE or WI_FFREE (collect.c): the index of its allocation */
 };
 
 /* An allocator's driver call, for the check. at = block ops before it. */
@@ -95,6 +96,23 @@ bool tlm__wi_feed_async(const struct wi_feed *f);
 size_t tlm__wi_feed_ndev(const struct wi_feed *f);
 const struct wi_facts *tlm__wi_feed_facts(const struct wi_feed *f, size_t i);
 void tlm__wi_feed_free(struct wi_feed *f);
+
+/* ---- collect.c: every op of a trace in memory ---------------------------- */
+
+/* For a reader that needs random access to a device's ops (the report's
+ * forecast repeats a step): the stream collected, O(events) memory. */
+struct wi_dev {
+	int device;
+	struct wi_op *op;
+	size_t nop, capop;
+	uint64_t total, va_base, nalloc;
+};
+struct wi_trace {
+	struct wi_dev *dev;
+	size_t ndev;
+};
+int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t errlen);
+void tlm__wi_trace_free(struct wi_trace *t);
 
 /* ---- requests.c: request sizes seen exact so far ---------------------- */
 

@@ -261,7 +261,7 @@ static int flush_held(struct wi_feed *r, struct fdev *d)
 
 static int emit_op(struct wi_feed *r, struct fdev *d, uint8_t type, uint64_t addr, uint64_t size)
 {
-	struct wi_op o = {0, addr, size, 0, 0, 0, type};
+	struct wi_op o = {0, addr, size, 0, 0, 0, type, 0};
 	return r->sink.op(r->sink.ctx, &d->f, &o);
 }
 
@@ -377,7 +377,7 @@ static int block_event(struct wi_feed *r, const struct tlm_event *e)
 		return -1;
 	note_thread(r, e->thread, e->device);
 	struct fdev *d = &r->dev[di];
-	struct wi_op o = {e->time_ns - r->t0, e->addr, e->size, e->aux, e->stream, 0, 0};
+	struct wi_op o = {e->time_ns - r->t0, e->addr, e->size, e->aux, e->stream, 0, 0, 0};
 	if (e->op == TLM_OP_ALLOC && e->result) {
 		o.type = WI_OOM;
 		o.addr = 0;
