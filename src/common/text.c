@@ -55,10 +55,13 @@ size_t tlm_text_utf8(const unsigned char *p, size_t n, size_t *bad)
 		}
 		c = c << 6 | (p[i] & 0x3fu);
 	}
-	*bad = k;
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c < 0xa0)
+	/* an overlong form, a surrogate or past U+10FFFF: only its lead byte is
+	 * bad (Unicode's maximal subpart: one replacement per byte, as the
+	 * page's U+FFFD); a C1 control is well formed: one replacement */
+	*bad = (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) ? 1 : k;
+	if (*bad == 1 && k > 1)
 		return 0;
-	return k;
+	return c < 0xa0 ? 0 : k;
 }
 
 void tlm_text_line(FILE *f, const char *fmt, ...)
