@@ -3,7 +3,8 @@
  * alog.c - every allocation's life, a consumer of the report's pass
  * (alog.h). Frees are the replay's matches (replay.c); the allocator segments
  * are found by looking up, at each block allocation, the live driver
- * allocation or mapping that holds the block's address.
+ * allocation or mapping that holds the block's address. The snapshot's log
+ * keeps a window of the last allocations to end, compacted as it goes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,11 +26,19 @@ struct segset {
 
 struct alog_col {
 	struct tlm__alog *l;
-	int which;             /* TLM__ALOG_ACTIVE or TLM__ALOG_SNAPSHOT: its tag in the live map */
+	int which;             /* TLM__TAG_ACTIVE or TLM__TAG_SNAPSHOT: its tag in the live map */
 	size_t max;
 	bool stop_at_end, stopped;
-	int64_t start;
+	uint64_t start;        /* times are taken from it in unsigned arithmetic, as the report's
+	                        * (replay.c): a crafted time 2^63 away wraps, never overflows */
 	uint64_t seq;          /* events seen */
+	/* the snapshot's window: the last keep entries to end (a ring of log
+	 * indices, oldest at head), the entries live now, and those marked
+	 * TLM__AL_DROP and not yet compacted away */
+	size_t keep, live, ndrop;
+	uint32_t *ring;
+	size_t rhead, rcount;
+	bool over;             /* more than max live at once: the log is given up */
 	struct segset segs;    /* live driver allocations and mappings */
 	struct segset resv;    /* live VMM reservations (PyTorch's expandable segments reserve one each) */
 };
@@ -101,6 +110,61 @@ static void set_del(struct segset *set, const struct tlm__al *e)
 		set_compact(set, e);
 }
 
+/* An entry ended: it joins the window of the last ones to end; the oldest
+ * there leaves it (dropped, counted). */
+static void window_push(struct alog_col *c, uint32_t idx)
+{
+	c->live--;
+	if (c->rcount == c->keep) {
+		c->l->e[c->ring[c->rhead]].flags |= TLM__AL_DROP;
+		c->l->dropped++;
+		c->ndrop++;
+		c->ring[c->rhead] = idx;
+		c->rhead = (c->rhead + 1) % c->keep;
+	} else {
+		c->ring[(c->rhead + c->rcount++) % c->keep] = idx;
+	}
+}
+
+/* Removes the dropped entries from the log, in order, and renumbers every
+ * index that names one that stays (the live map's tags, the segment sets,
+ * the parents, the window). */
+static int compact(struct alog_col *c, struct tlm__live_map *lm)
+{
+	struct tlm__alog *l = c->l;
+	set_compact(&c->segs, l->e); /* only live entries stay there */
+	set_compact(&c->resv, l->e);
+	uint32_t *to = malloc((l->n ? l->n : 1) * sizeof *to);
+	if (!to)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		to[i] = l->e[i].flags & TLM__AL_DROP ? UINT32_MAX : (uint32_t)k;
+		if (!(l->e[i].flags & TLM__AL_DROP))
+			l->e[k++] = l->e[i];
+	}
+	for (size_t i = 0; i < k; i++)
+		if (l->e[i].parent != UINT32_MAX)
+			l->e[i].parent = to[l->e[i].parent];
+	for (size_t i = 0; lm->slot && i <= lm->mask; i++) {
+		uint32_t *t = &lm->slot[i].tag[c->which];
+		if (lm->slot[i].ns != TLM_NS_NONE && *t != TLM__NO_TAG && *t < l->n)
+			*t = to[*t];
+	}
+	for (size_t i = 0; i < c->segs.n; i++)
+		c->segs.v[i].idx = to[c->segs.v[i].idx];
+	for (size_t i = 0; i < c->resv.n; i++)
+		c->resv.v[i].idx = to[c->resv.v[i].idx];
+	for (size_t i = 0; i < c->rcount; i++) {
+		uint32_t *x = &c->ring[(c->rhead + i) % c->keep];
+		*x = to[*x];
+	}
+	l->n = k;
+	c->ndrop = 0;
+	free(to);
+	return 0;
+}
+
 /* The replay matched a's free (or a missed free: an allocation at its address). */
 static void on_release(void *ctx, struct tlm__pass *p, const struct tlm__live *e, const struct tlm_event *ev)
 {
@@ -111,8 +175,10 @@ static void on_release(void *ctx, struct tlm__pass *p, const struct tlm__live *e
 	struct tlm__al *a = &c->l->e[idx];
 	a->flags &= (uint8_t)~TLM__AL_LIVE;
 	a->seq_free = c->seq;
-	a->t_free = (int64_t)ev->time_ns - c->start;
+	a->t_free = (int64_t)(ev->time_ns - c->start);
 	a->free_stack = p->rp.raw->stack_id; /* made canonical at the end, with every Python stack known */
+	if (c->keep)
+		window_push(c, idx);
 	if (a->kind == TLM_KIND_VMM_RESERVE)
 		set_del(&c->resv, c->l->e);
 	else if (a->kind != TLM_KIND_BLOCK && a->kind != TLM_KIND_HOST_PINNED)
@@ -125,6 +191,10 @@ static int oom(struct alog_col *c, const struct tlm_event *ev)
 	struct tlm__alog *l = c->l;
 	if (ev->result != 2 || !tlm_kind_ns(ev->kind))
 		return 0;
+	if (l->noom >= TLM__AL_MAX_OOMS) { /* a crafted trace of OOMs: bounded */
+		l->oom_dropped++;
+		return 0;
+	}
 	if (l->noom == l->capoom) {
 		size_t nc = l->capoom ? l->capoom * 2 : 16;
 		struct tlm__al_oom *n = realloc(l->oom, nc * sizeof *n);
@@ -133,7 +203,7 @@ static int oom(struct alog_col *c, const struct tlm_event *ev)
 		l->oom = n;
 		l->capoom = nc;
 	}
-	struct tlm__al_oom o = {c->seq, ev->size, ev->device_free, ev->stream, (int64_t)ev->time_ns - c->start,
+	struct tlm__al_oom o = {c->seq, ev->size, ev->device_free, ev->stream, (int64_t)(ev->time_ns - c->start),
 				ev->stack_id, ev->thread, ev->device, ev->kind, ev->kind == TLM_KIND_BLOCK};
 	for (size_t i = l->noom; o.allocator && !o.device_free && i-- > 0 && !l->oom[i].allocator;)
 		if (l->oom[i].device == o.device && l->oom[i].thread == o.thread)
@@ -161,7 +231,7 @@ static int before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 		return 0;
 	}
 	c->seq++;
-	c->l->end_ns = (int64_t)ev->time_ns - c->start;
+	c->l->end_ns = (int64_t)(ev->time_ns - c->start);
 	return ev->op == TLM_OP_ALLOC && ev->result ? oom(c, ev) : 0;
 }
 
@@ -174,8 +244,16 @@ static void on_alloc(void *ctx, struct tlm__pass *p, struct tlm__live *e, const 
 	if (c->stopped || e->ns == TLM_NS_VMM_PHYS) /* handles only tell their mappings' device (the replay's) */
 		return;
 	int16_t device = e->device;
-	if (l->n >= c->max) {
+	if (c->keep && c->live >= c->max) { /* more live at once than the export keeps: it says so */
+		c->over = c->stopped = true;
+		return;
+	}
+	if (!c->keep && l->n >= c->max) {
 		l->dropped++;
+		return;
+	}
+	if (c->keep && c->ndrop >= 4096 && c->ndrop * 2 >= l->n && compact(c, &p->rp.live)) {
+		p->error = ENOMEM;
 		return;
 	}
 	if (l->n == l->cap) {
@@ -189,10 +267,11 @@ static void on_alloc(void *ctx, struct tlm__pass *p, struct tlm__live *e, const 
 		l->cap = nc;
 	}
 	uint32_t idx = (uint32_t)l->n++;
+	c->live++;
 	struct tlm__al *a = &l->e[idx];
 	*a = (struct tlm__al){
 		.addr = ev->addr, .size = ev->size, .stream = ev->kind == TLM_KIND_BLOCK ? 0 : ev->stream,
-		.seq_alloc = c->seq, .t_alloc = (int64_t)ev->time_ns - c->start, .stack_id = e->raw_stack,
+		.seq_alloc = c->seq, .t_alloc = (int64_t)(ev->time_ns - c->start), .stack_id = e->raw_stack,
 		.parent = UINT32_MAX, .device = device, .kind = ev->kind, .flags = TLM__AL_LIVE, .api = ev->api,
 	};
 	e->tag[c->which] = idx;
@@ -230,6 +309,13 @@ static int finish(void *ctx, struct tlm__pass *p)
 	struct alog_col *c = ctx;
 	struct tlm__alog *l = c->l;
 	struct tlm__report_priv *priv = p->rep->priv;
+	if (c->over) {
+		snprintf(priv->why_alog[c->which - TLM__TAG_ACTIVE], sizeof priv->why_alog[0],
+			 "more than %zu allocations live at once: beyond this export's limit", c->max);
+		return 0; /* the export says so; the report stands */
+	}
+	if (c->ndrop && compact(c, &p->rp.live))
+		return -1;
 	l->events = c->seq;
 	if (priv->npy) /* Python stacks by their Python frames, as the report's sites */
 		for (size_t i = 0; i < l->n + l->noom; i++) {
@@ -260,6 +346,7 @@ static void fini(void *ctx)
 	}
 	free(c->segs.v);
 	free(c->resv.v);
+	free(c->ring);
 	free(c);
 }
 
@@ -276,8 +363,14 @@ int tlm__alog_consumer(struct tlm__pass *p, int which)
 	bool snap = which == TLM__ALOG_SNAPSHOT;
 	c->which = snap ? TLM__TAG_SNAPSHOT : TLM__TAG_ACTIVE;
 	c->max = snap ? TLM__ALOG_SNAPSHOT_MAX : TLM__ALOG_ACTIVE_MAX;
+	c->keep = snap ? TLM__ALOG_SNAPSHOT_KEEP : 0;
 	c->stop_at_end = snap;
-	c->start = (int64_t)tlm_reader_header(p->rd)->start_monotonic_ns;
+	c->start = tlm_reader_header(p->rd)->start_monotonic_ns;
+	if (c->keep && !(c->ring = malloc(c->keep * sizeof *c->ring))) {
+		free(c->l);
+		free(c);
+		return -1;
+	}
 	c->l->max_device = -1;
 	c->l->start_realtime_ns = tlm_reader_header(p->rd)->start_realtime_ns;
 	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = c, .before = before, .alloc = on_alloc,
@@ -287,6 +380,10 @@ int tlm__alog_consumer(struct tlm__pass *p, int which)
 int tlm__alog_get(const struct tlm_report *r, int which, struct tlm__alog *out, char *err, size_t errlen)
 {
 	const struct tlm__alog *l = r->priv ? r->priv->alog[which] : NULL;
+	if (!l && r->priv && r->priv->why_alog[which][0]) {
+		snprintf(err, errlen, "%s", r->priv->why_alog[which]);
+		return -1;
+	}
 	if (!l) {
 		snprintf(err, errlen, "not collected (the report was built without TLM_REPORT_%s)",
 			 which == TLM__ALOG_SNAPSHOT ? "SNAPSHOT" : "ACTIVE");

@@ -11,8 +11,16 @@
  * with its allocation and free (time, event ordinal, stack), and one entry
  * per failed allocation that ran out of memory. Frees are the replay's
  * matches (replay.c): device and managed memory share one address space, an
- * allocation at an address still live ends the old one. Memory: one entry
- * per allocation, up to a maximum (the rest are counted, not kept).
+ * allocation at an address still live ends the old one. The active log
+ * keeps every allocation up to its maximum (the rest are counted, not kept).
+ * The snapshot's keeps instead every allocation live at once (up to its
+ * maximum: past it, the log is given up and the export says why) and the
+ * last TLM__ALOG_SNAPSHOT_KEEP to end, in the order they ended (older ended
+ * ones are counted in dropped): memory bounded by the live state, whatever
+ * the trace's length, and a window that replays backwards from the end
+ * state (PyTorch's own snapshot keeps such a window: max_entries). Failed
+ * allocations: the first TLM__AL_MAX_OOMS are kept, the rest counted
+ * (oom_dropped).
  * A driver allocation or mapping that held an allocator block during its
  * life is marked TLM__AL_OWNED: it is one of the allocator's segments; so
  * is a reservation that did, and every mapping inside it (PyTorch's
@@ -29,6 +37,8 @@
 
 #define TLM__AL_OWNED 0x1u   /* a segment: an allocator block lay inside it */
 #define TLM__AL_LIVE 0x2u    /* never freed (before the end of the log) */
+#define TLM__AL_DROP 0x4u    /* internal: ended and left out of the window, compacted away */
+#define TLM__AL_MAX_OOMS 65536u
 
 struct tlm__al {
 	uint64_t addr, size, stream;
@@ -59,7 +69,8 @@ struct tlm__alog {
 	struct tlm__al *e;              /* in allocation order */
 	size_t noom, capoom;
 	struct tlm__al_oom *oom;
-	uint64_t dropped;               /* allocations past max, not kept */
+	uint64_t dropped;               /* allocations past max (or before the window), not kept */
+	uint64_t oom_dropped;           /* failed allocations past TLM__AL_MAX_OOMS */
 	uint64_t start_realtime_ns;     /* CLOCK_REALTIME at the trace start */
 	uint64_t events;                /* events read */
 	int64_t end_ns;                 /* the last event's time (since the start) */
@@ -67,13 +78,15 @@ struct tlm__alog {
 	int max_device;                 /* highest device ordinal seen, -1 for none */
 };
 
-/* The two logs: the HTML's active-memory timeline (to the end of the trace)
- * and torch-snapshot's (to the end of the run: the first free once Python's
- * finalization began, or the END record, as a snapshot taken by the program
- * itself would), each up to its maximum of allocations (~140 bytes each). */
+/* The two logs: the HTML's active-memory timeline (to the end of the trace,
+ * up to its maximum of allocations, ~140 bytes each) and torch-snapshot's
+ * (to the end of the run: the first free once Python's finalization began,
+ * or the END record, as a snapshot taken by the program itself would; its
+ * maximum is of allocations live at once, its window the last KEEP to end). */
 enum { TLM__ALOG_ACTIVE = 0, TLM__ALOG_SNAPSHOT = 1 };
 #define TLM__ALOG_ACTIVE_MAX (2u << 20)
 #define TLM__ALOG_SNAPSHOT_MAX (4u << 20)
+#define TLM__ALOG_SNAPSHOT_KEEP 100000u
 
 struct tlm__pass;
 int tlm__alog_consumer(struct tlm__pass *p, int which);

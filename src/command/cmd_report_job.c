@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "cmds.h"
+#include "common/input.h"
 #include "job/job.h"
 
 bool tlm__report_is_job_input(const char *arg, int *fd)
@@ -24,9 +26,15 @@ bool tlm__report_is_job_input(const char *arg, int *fd)
 		return strpbrk(arg, "*?[") != NULL; /* a glob the shell left alone */
 	if (S_ISDIR(st.st_mode))
 		return true;
-	/* a JSON report starts with '{' after white space; a trace is read from
-	 * this descriptor, so that it is opened once */
-	int d = open(arg, O_RDONLY | O_CLOEXEC);
+	/* a pipe is one trace, read as a stream: looking at its first byte would
+	 * consume it; a FIFO or a device is never waited on. A JSON report
+	 * starts with '{' after white space; a trace is read from this
+	 * descriptor, so that it is opened once. */
+	int d = tlm_input_open(arg, TLM_INPUT_PIPE, NULL, 0);
+	if (d >= 0 && tlm_input_is_pipe(d)) {
+		*fd = d;
+		return false;
+	}
 	char b[4096];
 	ssize_t n = 0;
 	int c = ' ';
@@ -57,7 +65,7 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	}
 	bool html = !strcmp(format, "html"), chrome = !strcmp(format, "chrome");
 	if (strcmp(format, "text") && strcmp(format, "json") && !html && !chrome) {
-		fprintf(stderr, "tlm report: the job report (several inputs) is text, json, html or chrome, not '%s'\n",
+		tlm_text_line(stderr, "tlm report: the job report (several inputs) is text, json, html or chrome, not '%s'\n",
 			format);
 		return TLM_EXIT_USAGE;
 	}
@@ -69,7 +77,7 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	/* the merged timeline (html, chrome) keeps each trace's memory over time */
 	struct tlm_job *j = tlm_job_load_ex(inputs, n, threads, html || chrome, err, sizeof err);
 	if (!j) {
-		fprintf(stderr, "tlm report: %s\n", err);
+		tlm_text_line(stderr, "tlm report: %s\n", err);
 		return TLM_EXIT_DAMAGED;
 	}
 	if (tlm_job_compare(j)) {
@@ -79,7 +87,7 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	}
 	FILE *f = stdout;
 	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "tlm report: %s: %s\n", out, strerror(errno));
+		tlm_text_line(stderr, "tlm report: %s: %s\n", out, strerror(errno));
 		tlm_job_free(j);
 		return TLM_EXIT_DAMAGED;
 	}
@@ -88,12 +96,12 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	if (f != stdout ? fclose(f) : fflush(f))
 		rc = -1;
 	if (rc)
-		fprintf(stderr, "tlm report: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
+		tlm_text_line(stderr, "tlm report: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
 	size_t damaged = 0;
 	for (size_t i = 0; i < j->nprocs; i++)
 		damaged += !j->procs[i].error && j->procs[i].integrity_errors;
 	if (j->nunreadable || damaged)
-		fprintf(stderr, "tlm report: %zu input%s unreadable, %zu with integrity errors\n", j->nunreadable,
+		tlm_text_line(stderr, "tlm report: %zu input%s unreadable, %zu with integrity errors\n", j->nunreadable,
 			j->nunreadable == 1 ? "" : "s", damaged);
 	int code = j->nunreadable || damaged || rc ? TLM_EXIT_DAMAGED : TLM_EXIT_OK;
 	tlm_job_free(j);
@@ -105,7 +113,7 @@ void tlm__run_job_report(char **paths, size_t n)
 	char err[512];
 	struct tlm_job *j = tlm_job_load(paths, n, 0, err, sizeof err);
 	if (!j || tlm_job_compare(j)) {
-		fprintf(stderr, "tlm run: job report: %s\n", j ? "out of memory" : err);
+		tlm_text_line(stderr, "tlm run: job report: %s\n", j ? "out of memory" : err);
 		tlm_job_free(j);
 		return;
 	}

@@ -65,7 +65,8 @@ unsigned tlm_report_needs(const char *format, int metric);
 int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen);
 int tlm_report_chrome(struct tlm_report *r, FILE *f);
 /* The pickle torch.cuda.memory._dump_snapshot() writes (render_torch_snapshot.c),
- * from the allocations' lives (TLM_REPORT_SNAPSHOT). */
+ * from the allocations' lives (TLM_REPORT_SNAPSHOT). On success err is "" or
+ * one line saying what its bounded window left out. */
 int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t errlen);
 /* live: live at the end; peak: the reserved peak's segments (TLM_REPORT_SEGMAPS);
  * peak-allocated: what held each allocated peak (the report's AT PEAK) */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/devmem.h"
+#include "analysis/internal.h"
 #include "render/render.h"
 #include "render/render_steps.h"
 
