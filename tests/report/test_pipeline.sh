@@ -13,11 +13,9 @@
 # usage: test_pipeline.sh TLM WORKLOAD PT_WORKLOAD   (the e2e environment: libtlm, the simulated driver)
 set -eu
 tlm=$1 wl=$2 ptwl=$3
-if ! command -v strace >/dev/null 2>&1; then
-	if [ "${CI:-}" = true ]; then echo "FAIL: strace not found (tools/deps.sh installs it)"; exit 1; fi
-	echo "SKIP: strace not found: the report's one read of the trace was not tested"
-	exit 77
-fi
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v strace >/dev/null 2>&1 ||
+	tlm_skip strace "strace not found (tools/deps.sh installs it): the report's one read of the trace was not tested"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 pre="${TLM_TEST_PRELOAD_FIRST:-}"
@@ -25,11 +23,8 @@ pre="${TLM_TEST_PRELOAD_FIRST:-}"
 TLM_SIM_MEMORY=256M TLM_SIM_DEVICES=1 LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" LD_PRELOAD="$pre$TLM_TEST_LIBTLM" TLM_OUTPUT="$dir/t.trace" TLM_SUMMARY=0 \
 	"$wl" >/dev/null 2>&1 || true
 [ -s "$dir/t.trace" ] || { echo "FAIL: the workload wrote no trace"; exit 1; }
-if ! strace -f -o "$dir/probe" -e trace=openat,open true 2>/dev/null; then
-	if [ "${CI:-}" = true ]; then echo "FAIL: strace cannot trace here"; exit 1; fi
-	echo "SKIP: strace cannot trace here (ptrace refused)"
-	exit 77
-fi
+strace -f -o "$dir/probe" -e trace=openat,open true 2>/dev/null ||
+	tlm_skip privilege "strace cannot trace here (ptrace refused): the report's one read of the trace was not tested"
 TLM_SIM_MEMORY=64M TLM_SIM_CONTEXT_MEMORY=0 LD_LIBRARY_PATH="$TLM_TEST_SIMDIR" LD_PRELOAD="$pre$TLM_TEST_LIBTLM" \
 	TLM_OUTPUT="$dir/pt.trace" TLM_SUMMARY=0 "$ptwl" frag >/dev/null 2>&1 || true
 [ -s "$dir/pt.trace" ] || { echo "FAIL: the allocator workload wrote no trace"; exit 1; }
