@@ -9,10 +9,16 @@
 #include "analysis/pass.h"
 #include "analysis/wi_ops.h"
 
+/* Ops kept, all devices together (64 bytes each: 1 GiB). Past it the
+ * forecast keeps its linear rule, as when the ops could not be read: the
+ * report's memory stays bounded on a trace of any length. */
+#define MAX_OPS (1u << 24)
+
 struct coll {
 	struct wi_trace t;
 	struct wi_feed *feed;
 	struct wi_table *live; /* per device: block address (even) or others' key (odd) -> op + 1 */
+	size_t nops;           /* kept, all devices */
 	struct tlm__report_priv *priv;
 	bool failed;           /* stopped: the forecast keeps its linear rule */
 	bool nomem;
@@ -51,6 +57,8 @@ static int op(void *ctx, const struct wi_facts *f, const struct wi_op *o)
 	struct wi_dev *d = cdev(c, f->device, &di);
 	if (!d)
 		return c->nomem = true, -1;
+	if (c->nops == MAX_OPS)
+		return -1; /* not nomem: the collection stops, the report goes on */
 	if (d->nop == d->capop) {
 		size_t n = d->capop ? d->capop * 2 : 1024;
 		struct wi_op *p = realloc(d->op, n * sizeof *p);
@@ -72,6 +80,7 @@ static int op(void *ctx, const struct wi_facts *f, const struct wi_op *o)
 		x.partner = a - 1;
 	}
 	d->op[d->nop++] = x;
+	c->nops++;
 	d->total = f->total;
 	d->va_base = f->va_base;
 	d->nalloc = f->nalloc;
@@ -86,6 +95,10 @@ static int call(void *ctx, const struct wi_facts *f, const struct wi_devev *e)
 
 static void drop(struct coll *c)
 {
+	for (size_t i = 0; i < 2 * c->t.ndev && c->live; i++)
+		tlm__wi_table_free(&c->live[i]);
+	free(c->live);
+	c->live = NULL;
 	for (size_t i = 0; i < c->t.ndev; i++)
 		free(c->t.dev[i].op);
 	free(c->t.dev);
@@ -125,9 +138,6 @@ static void fini(void *ctx)
 {
 	struct coll *c = ctx;
 	c->priv->wi_ops = NULL; /* the ops go with the pass */
-	for (size_t i = 0; i < 2 * c->t.ndev && c->live; i++)
-		tlm__wi_table_free(&c->live[i]);
-	free(c->live);
 	drop(c);
 	tlm__wi_feed_free(c->feed);
 	free(c);

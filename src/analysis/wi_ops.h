@@ -8,10 +8,10 @@
  * whatif's classifier (src/whatif/trace_in.c, the reading `tlm whatif` does)
  * and keeps each device's ops in order, each free naming its allocation
  * (wi_op.partner). Once the pass finishes, tlm__wi_ops_of(report) is the
- * trace's ops, or NULL when they could not be read (a classifier limit, no
- * memory): the forecast then keeps its linear rule. Memory: every op of a
- * device with allocator blocks (about 64 bytes each), until the report's
- * pass closes.
+ * trace's ops, or NULL when they could not be read (a classifier limit,
+ * more than 16 Mi ops): the forecast then keeps its linear rule. Memory:
+ * every op of a device with allocator blocks (64 bytes each, at most 1 GiB),
+ * until the report's pass closes.
  */
 #ifndef TLM_ANALYSIS_WI_OPS_H
 #define TLM_ANALYSIS_WI_OPS_H
