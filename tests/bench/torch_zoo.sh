@@ -15,6 +15,8 @@
 #   sh tests/bench/torch_zoo.sh [BUILD_DIR] [ROUNDS] [STEPS] [LOOPS...]
 # defaults: build 5 100 gpt resnet gpt2 many. TLM_ZOO_ENV="VAR=VALUE ..." is
 # put in the environment of the tlm runs (e.g. TLM_DEBUG_STACK_STATS=1).
+# TLM_ZOO_BASE=OTHER_BUILD_DIR adds a variant "base": tlm of that build, in
+# the same rounds (before and after figures of a change, paired).
 set -u
 b=${1:-build} rounds=${2:-5} steps=${3:-100}
 [ $# -gt 3 ] && shift 3 || set --
@@ -44,6 +46,8 @@ while [ $i -lt "$rounds" ]; do
 		one "$l" plain env LD_PRELOAD="$pre" "$py" "$src/torch_zoo.py" "$l" --steps "$steps"
 		one "$l" tlm env ${TLM_ZOO_ENV:-} "$tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 4G -- \
 			"$py" "$src/torch_zoo.py" "$l" --steps "$steps"
+		[ -n "${TLM_ZOO_BASE:-}" ] && one "$l" base env ${TLM_ZOO_ENV:-} "$TLM_ZOO_BASE/src/command/tlm" run \
+			--no-summary -f -o "$tmp/t.trace" --simulate 4G -- "$py" "$src/torch_zoo.py" "$l" --steps "$steps"
 		one "$l" recorder env LD_PRELOAD="$pre" "$py" "$src/torch_zoo.py" "$l" --steps "$steps" --history
 	done
 done
@@ -66,5 +70,10 @@ for l in $loops; do
 			l, blocks, p, lo["plain"], hi["plain"], t, lo["tlm"], hi["tlm"], r, lo["recorder"], hi["recorder"]
 		printf "  added: tlm %.3f, recorder %.3f, ratio %.2f; tlm per block event %.0f ns\n",
 			t - p, r - p, (r > p) ? (t - p) / (r - p) : 0, blocks ? (t - p) * 1e6 / (2 * blocks) : 0
+		if (n["base"]) {
+			q = med("base")
+			printf "  base %.3f [%.3f-%.3f]: added %.3f, ratio %.2f\n", q, lo["base"], hi["base"], q - p,
+				(r > p) ? (q - p) / (r - p) : 0
+		}
 	}' "$tmp/all"
 done
