@@ -7,7 +7,8 @@
 # a replay keeps stops with one line (exit 2).
 set -eu
 : "${TLM_TEST_TLM:?}" "${TLM_TEST_WI_GEN:?}" "${TLM_TEST_PEAK_RSS:?}"
-command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v python3 >/dev/null || tlm_skip python3 "python3 not found: tlm whatif's memory bound not tested"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$TLM_TEST_WI_GEN" churn "$dir/small.trace" 100000
