@@ -195,10 +195,11 @@ int tlm_simulate_prepare(void)
 		fprintf(stderr, ", %s", h);
 	}
 	fputs(" (no GPU is used; see docs/simulate.md)\n"
-	      "tlm:   every allocation decision is the real allocator's; no kernel runs and GEMMs do no math,\n"
-	      "tlm:   so values read back from the device are not computed ones and code whose shapes or\n"
-	      "tlm:   branches depend on tensor values may take other paths than on a GPU; cuDNN does not\n"
-	      "tlm:   run (Conv2d, BatchNorm fail; attention uses PyTorch's flash/efficient kernels)\n",
+	      "tlm:   every allocation decision is the real library's (PyTorch, cuBLAS, cuDNN, NCCL); no kernel\n"
+	      "tlm:   runs and GEMMs do no math, so values read back from the device are not computed ones and\n"
+	      "tlm:   code whose shapes or branches depend on tensor values may take other paths than on a GPU;\n"
+	      "tlm:   NCCL moves no data between ranks; cuDNN's convolutions, BatchNorm and attention run, its\n"
+	      "tlm:   RNNs (nn.LSTM, nn.GRU) fail with a cuDNN error\n",
 	      stderr);
 	return 0;
 }
@@ -215,10 +216,6 @@ void tlm_simulate_child(void)
 	 * through export tables the simulator does not serve), and every call
 	 * is interposed anyway: keep it off unless the user asked for it */
 	setenv("TLM_CUPTI", "off", 0);
-	/* cuDNN cannot start on the simulated driver (docs/simulate.md): make
-	 * PyTorch's scaled_dot_product_attention try its own flash and
-	 * memory-efficient kernels before cuDNN's, as it does on GPUs before sm90 */
-	setenv("TORCH_CUDNN_SDPA_DEPRIORITIZED", "1", 0);
 	/* every pair of simulated devices reaches the other (peer access, NVML's
 	 * P2P status), as over NVLink; NCCL's own rule reads the host's PCI tree
 	 * instead, which is not the simulated one, and would then pick peer-to-peer

@@ -106,7 +106,7 @@ print("%s torch4 overhead: step %.3f ms plain, %.3f ms under tlm (%+.1f %%), %.3
 sys.exit(0 if o <= 3 else 1)
 PY
 echo "== the tiny GPT on the GPU and on the simulated device of the same size (docs/simulate.md)"
-# the same cuDNN attention choice on both: the simulated device cannot run cuDNN
+# the same attention backend on both (PyTorch's flash/efficient kernels, not cuDNN's)
 export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
 LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" TLM_OUTPUT="$out/gpt-gpu.trace" \
 	python3 "$g/torch_gpt.py" "$out/gpt-gpu.json" || status=1

@@ -89,6 +89,8 @@ def main():
     eq("ranks that wrote their figures", sorted(said), list(range(n)))
     for r, s in said.items():
         eq("rank %d: its device, world" % r, (s["device"], s["world"]), (r, n))
+        eq("rank %d: all_reduce(SUM) of rank + 1 read back (the banner: NCCL moves no data between ranks, "
+           "so this rank's own input)" % r, s["all_reduce"], [r + 1.0] * 4)
 
     # the job report: one process per rank, each rank's allocated peak torch's
     j = json.load(open(os.path.join(d, "job.json")))
@@ -106,6 +108,9 @@ def main():
         eq(name + ": peak allocated = torch.cuda.max_memory_allocated()", p["peak_allocated_bytes"],
            s["max_memory_allocated"])
     log = open(os.path.join(d, "run.log")).read()
+    if "is not one this simulated driver was checked with" in log:  # NCCL's static runtime is 13.3
+        fail("a runtime is unknown to the simulated driver: " +
+             [ln for ln in log.splitlines() if "checked with" in ln][0])
     if "tlm job report: %d processes (%d ranks, 0 workers, 0 children) on 1 host" % (n, n) not in log:
         fail("tlm run's job report does not name the %d ranks" % n)
 

@@ -6,7 +6,7 @@ train.py MODE OUT
   MODE  ddp | fsdp
   OUT   directory: rank-R.json gets this rank's pid, device and PyTorch's own
         figures (max_memory_allocated/reserved, memory_allocated/reserved at
-        the end), written after the loop and before destroy_process_group
+        the end) and what an all-reduce (sum) of rank + 1 read back, written after the loop and before destroy_process_group
 """
 import json
 import os
@@ -39,8 +39,11 @@ for step in range(3):
     model(x).square().mean().backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
+# NCCL moves no data on the simulated device: an all-reduce leaves this rank's own input
+t = torch.full((4,), float(rank + 1)).cuda()
+dist.all_reduce(t)
 torch.cuda.synchronize()
-figures = {"rank": rank, "pid": os.getpid(), "device": torch.cuda.current_device(),
+figures = {"all_reduce": t.cpu().tolist(), "rank": rank, "pid": os.getpid(), "device": torch.cuda.current_device(),
            "world": dist.get_world_size(),
            "max_memory_allocated": torch.cuda.max_memory_allocated(),
            "max_memory_reserved": torch.cuda.max_memory_reserved(),

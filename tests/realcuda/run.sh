@@ -235,7 +235,7 @@ unknown-version)
 	build "$work/allocs" "$src/allocs.cu"
 	record "$work/allocs" TLM_SIM_KNOWN_RUNTIMES=12090
 	n=$(grep -c "tlm-sim" "$work/err")
-	want="tlm-sim: CUDA runtime 13.0 is not one this simulated driver was checked with (12.9, 13.0, 13.2, 13.5): its private interface may differ and it may fail"
+	want="tlm-sim: CUDA runtime 13.0 is not one this simulated driver was checked with (12.9, 13.0, 13.2, 13.3, 13.4, 13.5): its private interface may differ and it may fail"
 	if [ "$n" -ne 1 ] || [ "$(grep tlm-sim "$work/err")" != "$want" ]; then
 		echo "FAIL $t: expected one line naming 13.0, got $n:"
 		cat "$work/err"

@@ -236,7 +236,9 @@ static CUresult integrity(uint32_t version, uint64_t seconds, uint64_t out[2]);
 /* The runtime versions whose start-up was checked on this driver (CUDA x.y
  * as 1000 x + 10 y). A runtime passes its own version (+0, +1, +2) to the
  * integrity check, which is how the driver learns it. */
-static const unsigned known_runtimes[] = {12090, 13000, 13020, 13050}; /* 13.2: the PyTorch wheel's */
+/* 13.2: the PyTorch 2.15 wheel's libcudart; 13.3: its NCCL's static one; 13.4:
+ * its cuDNN 9.26's (tests/nccl, tests/torch/real claims) */
+static const unsigned known_runtimes[] = {12090, 13000, 13020, 13030, 13040, 13050};
 
 static void check_runtime_version(uint32_t version)
 {
@@ -260,7 +262,8 @@ static void check_runtime_version(uint32_t version)
 	if (!known && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		fprintf(stderr,
 			"tlm-sim: CUDA runtime %u.%u is not one this simulated driver was checked with "
-			"(12.9, 13.0, 13.2, 13.5): its private interface may differ and it may fail\n",
+			"(12.9, 13.0, 13.2, 13.3, 13.4, 13.5): its private interface may differ and it may "
+			"fail\n",
 			v / 1000, v % 1000 / 10);
 }
 

@@ -45,7 +45,9 @@ UNSUPPORTED(cuGraphAddMemAllocNode);
 UNSUPPORTED(cuGraphAddMemFreeNode);
 UNSUPPORTED(cuStreamBeginCaptureToGraph);
 UNSUPPORTED(cuStreamBeginCaptureToGraph_ptsz);
+UNSUPPORTED(cuLinkCreate);
 UNSUPPORTED(cuLinkCreate_v2);
+UNSUPPORTED(cuLinkAddData);
 UNSUPPORTED(cuLinkAddData_v2);
 UNSUPPORTED(cuLinkAddFile_v2);
 UNSUPPORTED(cuLinkComplete);
@@ -75,7 +77,8 @@ UNSUPPORTED(cuSurfObjectDestroy);
 UNSUPPORTED(cuMulticastCreate);
 UNSUPPORTED(cuGraphicsUnregisterResource);
 
-/* Asked for by PyTorch's c10 DriverAPI (cudaGetDriverEntryPointByVersion):
+/* Asked for by PyTorch's c10 DriverAPI (cudaGetDriverEntryPointByVersion)
+ * and cuDNN's frontend (dlsym: the JIT linker's old flavours, green contexts):
  * green contexts, driver logs, multicast objects, stream memory operations. */
 UNSUPPORTED(cuCtxFromGreenCtx);
 UNSUPPORTED(cuDevResourceGenerateDesc);
@@ -84,6 +87,7 @@ UNSUPPORTED(cuDeviceGetDevResource);
 UNSUPPORTED(cuGreenCtxCreate);
 UNSUPPORTED(cuGreenCtxDestroy);
 UNSUPPORTED(cuGreenCtxStreamCreate);
+UNSUPPORTED(cuStreamGetGreenCtx);
 UNSUPPORTED(cuLogsRegisterCallback);
 UNSUPPORTED(cuLogsUnregisterCallback);
 UNSUPPORTED(cuMulticastAddDevice);
