@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs tlm-demo under tlm (tlm run prints the end-of-run report), then shows
-# what the trace holds.
+# what the trace holds. The trace is the demo's own: each run replaces it.
 # usage: tools/demo.sh [BUILD_DIR]
 set -eu
 b=${1:-build}
@@ -12,7 +12,7 @@ else
 	sim="$b/src/sim"
 	echo "tlm: no NVIDIA driver found; running the demo on the simulated device"
 fi
-LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$b/src/command/tlm" run --output "$out" -- "$b/tools/demo/tlm-demo"
+LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$b/src/command/tlm" run --force --output "$out" -- "$b/tools/demo/tlm-demo"
 echo
 "$b/src/command/tlm" info "$out"
 echo

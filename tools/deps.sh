@@ -5,8 +5,12 @@ set -eu
 # clang + libclang-rt-14-dev: the fuzzing stage (libFuzzer) of tools/test.sh
 # chromium: the HTML report test draws the page in headless Chromium
 # valgrind: the instruction-count guard of the recording path (tests/bench/icount.sh)
+# g++: the C++ doubles of PyTorch's libc10 (tests/torch) and C++ symbols (tests/analysis)
+# binutils (objcopy), libc6-dbg: stripped and separate-debug modules (tests/analysis)
+# python3, python3-venv, python3-pip: the checkers, the venvs, the CUDA wheels
 # libncurses-dev: tlm top's screen; tmux: its tests in a real terminal (tests/live)
-PKGS="gcc libc6-dev meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium valgrind libncurses-dev tmux"
+# Under CI=true a test whose prerequisite is missing fails (tests/common/skip.sh).
+PKGS="gcc g++ libc6-dev libc6-dbg binutils meson ninja-build pkg-config libunwind-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev libcmocka-dev clang libclang-rt-14-dev chromium valgrind python3 python3-venv python3-pip libncurses-dev tmux"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -27,5 +31,5 @@ sh "$(dirname "$0")/torch-venv.sh"
 # the Python package's test venv and wheelhouse (tests/pip, docs/python.md)
 sh "$(dirname "$0")/py-venv.sh"
 # playwright (browser automation for the HTML report's interactive test) in a
-# venv outside the tree; the test skips when this fails (no network)
+# venv outside the tree; its tests skip when this fails (no network), or fail under CI=true
 sh "$(dirname "$0")/viz-venv.sh" >/dev/null || echo "tlm: no playwright venv: the interactive HTML test will be skipped"

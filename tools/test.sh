@@ -1,25 +1,47 @@
 #!/bin/sh
 # Quick start, step 2: the whole test suite, as CI runs it: the normal build,
-# then ASan+UBSan, then ThreadSanitizer on the recording (concurrency) tests.
+# then ASan+UBSan, then ThreadSanitizer on the recording (concurrency) tests,
+# then the fuzzers. Each skip is shown with its reason (tools/test-summary.py);
+# the last line counts every stage: "N passed, N failed, N skipped". Under
+# CI=true (.ci/run) a test whose prerequisite tools/bootstrap.sh installs
+# fails instead of skipping (tests/common/skip.sh).
 set -eu
 cd "$(dirname "$0")/.."
 sh tools/deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-setup() { # DIR ARGS...
-	d=$1
-	shift
-	[ -f "$d/build.ninja" ] || meson setup "$d" "$@" > "$d.setup.log" 2>&1 || { cat "$d.setup.log"; return 1; }
+tally=$(mktemp /tmp/tlm-test-tally.XXXXXX)
+trap 'rm -f "$tally"' EXIT
+summary() { python3 tools/test-summary.py "$@"; }
+setup() { # STAGE DIR ARGS...
+	s=$1 d=$2
+	shift 2
+	[ -f "$d/build.ninja" ] || meson setup "$d" "$@" > "$d.setup.log" 2>&1 ||
+		{ cat "$d.setup.log"; summary count "$s" failed "$tally"; return 1; }
 	# quiet when it builds, the whole log when it does not
-	ninja -C "$d" -j "$jobs" > "$d.build.log" 2>&1 || { tail -60 "$d.build.log"; return 1; }
+	ninja -C "$d" -j "$jobs" > "$d.build.log" 2>&1 ||
+		{ tail -60 "$d.build.log"; echo "tlm: $s: the build failed"; summary count "$s" failed "$tally"; return 1; }
+}
+stage() { # STAGE DIR MESON-TEST-ARGS...
+	s=$1 d=$2
+	shift 2
+	# (a stale log must not count: meson writes it anew)
+	rm -f "$d/meson-logs/testlog.json"
+	meson test -C "$d" --print-errorlogs --num-processes "$jobs" "$@" || status=1
+	summary meson "$s" "$d" "$tally" || status=1
 }
 status=0
-setup build
-meson test -C build --print-errorlogs --num-processes "$jobs" || status=1
-setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	meson test -C build-asan --print-errorlogs --num-processes "$jobs" || status=1
-setup build-tsan -Db_sanitize=thread -Db_lundef=false
-TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite shim --suite hardening --print-errorlogs --num-processes "$jobs" || status=1
+if setup normal build; then stage normal build; else status=1; fi
+if setup asan build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		stage asan build-asan
+else
+	status=1
+fi
+if setup tsan build-tsan -Db_sanitize=thread -Db_lundef=false; then
+	TSAN_OPTIONS=halt_on_error=1 stage tsan build-tsan --suite shim --suite hardening
+else
+	status=1
+fi
 # Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
 # TLM_FUZZ_SECONDS (default 60) on a copy of its seed corpus (reader and report
 # read traces: corpus/reader; diff reads report JSON: corpus/diff); any crash,
@@ -29,13 +51,13 @@ if command -v clang >/dev/null 2>&1; then
 	fuzz_s=${TLM_FUZZ_SECONDS:-60}
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
-		{ cat build-fuzz.setup.log; status=1; }
+		{ cat build-fuzz.setup.log; status=1; summary count fuzz failed "$tally"; }
 	for h in reader report diff; do
 		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
 		case $h in diff) corpus=diff ;; *) corpus=reader ;; esac
 		# only the harnesses (and what they link) are built with clang
 		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >build-fuzz.build.log 2>&1 ||
-			{ tail -60 build-fuzz.build.log; status=1; continue; }
+			{ tail -60 build-fuzz.build.log; status=1; summary count fuzz failed "$tally"; continue; }
 		work=$(mktemp -d)
 		cp "tests/fuzz/corpus/$corpus"/* "$work/"
 		echo "tlm: fuzzing $h for ${fuzz_s}s"
@@ -46,14 +68,18 @@ if command -v clang >/dev/null 2>&1; then
 			tail -n 60 "build-fuzz/fuzz-$h.log"
 			echo "tlm: fuzz_$h found a crash: build-fuzz/crash-$h-*"
 			status=1
+			summary count fuzz failed "$tally"
 		else
 			grep -E '^#[0-9]+[[:space:]]+DONE' "build-fuzz/fuzz-$h.log" || true
+			summary count fuzz passed "$tally"
 		fi
 		rm -rf "$work"
 	done
 else
-	echo "tlm: clang not found: fuzzing skipped"
+	echo "tlm: clang not found (tools/deps.sh installs it): the fuzzers did not run"
 	status=1
+	summary count fuzz failed "$tally"
 fi
 if [ $status -eq 0 ]; then echo "tlm: all suites passed"; else echo "tlm: FAILURES above"; fi
+summary total "$tally"
 exit $status

@@ -227,8 +227,13 @@ struct tlm_integrity_error {
 };
 
 /* Opens and validates the header. On failure returns NULL and writes a
- * one-line message (naming the offset and what was expected) into err. */
+ * one-line message (naming the offset and what was expected) into err.
+ * Opens a regular file, or a pipe or FIFO as a stream (read once; damage is
+ * then skipped without seeking back), never anything else, and never waits
+ * in open(2) (src/common/input.h). */
 struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen);
+/* The trace comes through a pipe: it cannot be read a second time. */
+bool tlm_reader_is_stream(const struct tlm_reader *r);
 const struct tlm_trace_header *tlm_reader_header(const struct tlm_reader *r);
 /* Next record: 1 = got one, 0 = end of file. Damaged chunks are skipped (the
  * reader resynchronises on the next chunk) and listed as integrity errors.

@@ -113,7 +113,15 @@ struct pass {
 	struct tlm__alog *l;
 	struct amap map;
 	size_t max;
-	int64_t start;
+	uint64_t start;        /* times are taken from it in unsigned arithmetic, as the report's
+	                        * (replay.c): a crafted time 2^63 away wraps, never overflows */
+	/* tlm__alog_build_recent: the last keep entries to end (a ring of log
+	 * indices, oldest at head), the entries live now, and those marked
+	 * TLM__AL_DROP and not yet compacted away */
+	size_t keep, live, ndrop;
+	uint32_t *ring;
+	size_t rhead, rcount;
+	bool over;             /* more than max live at once */
 	struct segset segs;    /* live driver allocations and mappings */
 	struct segset resv;    /* live VMM reservations (PyTorch's expandable segments reserve one each) */
 };
@@ -185,6 +193,59 @@ static void set_del(struct segset *set, const struct tlm__al *e)
 		set_compact(set, e);
 }
 
+/* An entry ended: it joins the window of the last ones to end; the oldest
+ * there leaves it (dropped, counted). */
+static void window_push(struct pass *p, uint32_t idx)
+{
+	p->live--;
+	if (p->rcount == p->keep) {
+		p->l->e[p->ring[p->rhead]].flags |= TLM__AL_DROP;
+		p->l->dropped++;
+		p->ndrop++;
+		p->ring[p->rhead] = idx;
+		p->rhead = (p->rhead + 1) % p->keep;
+	} else {
+		p->ring[(p->rhead + p->rcount++) % p->keep] = idx;
+	}
+}
+
+/* Removes the dropped entries from the log, in order, and renumbers every
+ * index that names one that stays (the address map, the segment sets, the
+ * parents, the window). */
+static int compact(struct pass *p)
+{
+	struct tlm__alog *l = p->l;
+	set_compact(&p->segs, l->e); /* only live entries stay there */
+	set_compact(&p->resv, l->e);
+	uint32_t *to = malloc((l->n ? l->n : 1) * sizeof *to);
+	if (!to)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		to[i] = l->e[i].flags & TLM__AL_DROP ? UINT32_MAX : (uint32_t)k;
+		if (!(l->e[i].flags & TLM__AL_DROP))
+			l->e[k++] = l->e[i];
+	}
+	for (size_t i = 0; i < k; i++)
+		if (l->e[i].parent != UINT32_MAX)
+			l->e[i].parent = to[l->e[i].parent];
+	for (size_t i = 0; p->map.s && i <= p->map.mask; i++)
+		if (p->map.s[i].ns && p->map.s[i].ns != NS_PHYS)
+			p->map.s[i].val = to[p->map.s[i].val];
+	for (size_t i = 0; i < p->segs.n; i++)
+		p->segs.v[i].idx = to[p->segs.v[i].idx];
+	for (size_t i = 0; i < p->resv.n; i++)
+		p->resv.v[i].idx = to[p->resv.v[i].idx];
+	for (size_t i = 0; i < p->rcount; i++) {
+		uint32_t *x = &p->ring[(p->rhead + i) % p->keep];
+		*x = to[*x];
+	}
+	l->n = k;
+	p->ndrop = 0;
+	free(to);
+	return 0;
+}
+
 static void end_one(struct pass *p, struct slot *s, const struct tlm_event *ev, uint64_t seq)
 {
 	if (s->ns == NS_PHYS) {
@@ -194,8 +255,10 @@ static void end_one(struct pass *p, struct slot *s, const struct tlm_event *ev, 
 	struct tlm__al *a = &p->l->e[s->val];
 	a->flags &= (uint8_t)~TLM__AL_LIVE;
 	a->seq_free = seq;
-	a->t_free = (int64_t)ev->time_ns - p->start;
+	a->t_free = (int64_t)(ev->time_ns - p->start);
 	a->free_stack = ev->stack_id;
+	if (p->keep)
+		window_push(p, s->val);
 	if (a->kind == TLM_KIND_VMM_RESERVE)
 		set_del(&p->resv, p->l->e);
 	else if (a->kind != TLM_KIND_BLOCK && a->kind != TLM_KIND_HOST_PINNED)
@@ -210,6 +273,10 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 	if (ev->result) {
 		if (ev->result != 2 || !ns)
 			return 0;
+		if (l->noom >= TLM__AL_MAX_OOMS) { /* a crafted trace of OOMs: bounded */
+			l->oom_dropped++;
+			return 0;
+		}
 		if (l->noom == l->capoom) {
 			size_t nc = l->capoom ? l->capoom * 2 : 16;
 			struct tlm__al_oom *n = realloc(l->oom, nc * sizeof *n);
@@ -218,7 +285,7 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 			l->oom = n;
 			l->capoom = nc;
 		}
-		struct tlm__al_oom o = {seq, ev->size, ev->device_free, ev->stream, (int64_t)ev->time_ns - p->start,
+		struct tlm__al_oom o = {seq, ev->size, ev->device_free, ev->stream, (int64_t)(ev->time_ns - p->start),
 					ev->stack_id, ev->thread, ev->device, ev->kind, ev->kind == TLM_KIND_BLOCK};
 		for (size_t i = l->noom; o.allocator && !o.device_free && i-- > 0 && !l->oom[i].allocator;)
 			if (l->oom[i].device == o.device && l->oom[i].thread == o.thread)
@@ -239,10 +306,16 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 		if (h)
 			device = (int16_t)(uint16_t)h->val;
 	}
-	if (l->n >= p->max) {
+	if (p->keep && p->live >= p->max) {
+		p->over = true;
+		return -1;
+	}
+	if (!p->keep && l->n >= p->max) {
 		l->dropped++;
 		return 0;
 	}
+	if (p->keep && p->ndrop >= 4096 && p->ndrop * 2 >= l->n && compact(p))
+		return -1;
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? l->cap * 2 : 1024;
 		struct tlm__al *n = realloc(l->e, nc * sizeof *n);
@@ -252,10 +325,11 @@ static int on_alloc(struct pass *p, const struct tlm_event *ev, uint64_t seq)
 		l->cap = nc;
 	}
 	uint32_t idx = (uint32_t)l->n++;
+	p->live++;
 	struct tlm__al *a = &l->e[idx];
 	*a = (struct tlm__al){
 		.addr = ev->addr, .size = ev->size, .stream = ev->kind == TLM_KIND_BLOCK ? 0 : ev->stream,
-		.seq_alloc = seq, .t_alloc = (int64_t)ev->time_ns - p->start, .stack_id = ev->stack_id,
+		.seq_alloc = seq, .t_alloc = (int64_t)(ev->time_ns - p->start), .stack_id = ev->stack_id,
 		.parent = UINT32_MAX, .device = device, .kind = ev->kind, .flags = TLM__AL_LIVE, .api = ev->api,
 	};
 	if (ns == NS_MAP)
@@ -298,20 +372,20 @@ void tlm__alog_free(struct tlm__alog *l)
 	memset(l, 0, sizeof *l);
 }
 
-int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct tlm__alog *out, char *err,
-		    size_t errlen)
+static int build(struct tlm_report *r, size_t max, size_t keep, bool stop_at_end, struct tlm__alog *out, char *err,
+		 size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	out->max_device = -1;
-	struct tlm_reader *rd = tlm_reader_open(r->path, err, errlen);
+	struct tlm_reader *rd = tlm__reopen(r, err, errlen);
 	if (!rd)
 		return -1;
 	const struct tlm_trace_header *hd = tlm_reader_header(rd);
-	struct pass p = {.l = out, .max = max, .start = (int64_t)hd->start_monotonic_ns};
+	struct pass p = {.l = out, .max = max, .keep = keep, .start = hd->start_monotonic_ns};
 	out->start_realtime_ns = hd->start_realtime_ns;
 	struct tlm_record *rec = malloc(sizeof *rec);
 	int rc = -1;
-	if (!rec)
+	if (!rec || (keep && !(p.ring = malloc(keep * sizeof *p.ring))))
 		goto out;
 	bool canon = r->priv && r->priv->npy;
 	uint64_t seq = 0;
@@ -330,7 +404,7 @@ int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct t
 		seq++;
 		if (canon && ev.stack_id)
 			ev.stack_id = tlm__priv_canon(r->priv, ev.stack_id);
-		out->end_ns = (int64_t)ev.time_ns - p.start;
+		out->end_ns = (int64_t)(ev.time_ns - p.start);
 		if (ev.op == TLM_OP_ALLOC ? on_alloc(&p, &ev, seq) : (on_free(&p, &ev, seq), 0))
 			goto out;
 	}
@@ -342,11 +416,14 @@ int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct t
 		if (a->kind == TLM_KIND_VMM_MAPPING && a->parent != UINT32_MAX && (out->e[a->parent].flags & TLM__AL_OWNED))
 			a->flags |= TLM__AL_OWNED;
 	}
-	rc = 0;
+	rc = p.ndrop && compact(&p);
 out:
-	if (rc)
+	if (rc && p.over)
+		snprintf(err, errlen, "more than %zu allocations live at once: beyond this export's limit", max);
+	else if (rc)
 		snprintf(err, errlen, "out of memory while reading the trace again");
 	free(rec);
+	free(p.ring);
 	free(p.map.s);
 	free(p.segs.v);
 	free(p.resv.v);
@@ -354,4 +431,16 @@ out:
 	if (rc)
 		tlm__alog_free(out);
 	return rc;
+}
+
+int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct tlm__alog *out, char *err,
+		    size_t errlen)
+{
+	return build(r, max, 0, stop_at_end, out, err, errlen);
+}
+
+int tlm__alog_build_recent(struct tlm_report *r, size_t max, size_t keep, bool stop_at_end, struct tlm__alog *out,
+			   char *err, size_t errlen)
+{
+	return build(r, max, keep ? keep : 1, stop_at_end, out, err, errlen);
 }

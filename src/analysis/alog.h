@@ -13,6 +13,13 @@
  * matches them (replay.c): device and managed memory share one address
  * space, an allocation at an address still live ends the old one. Memory:
  * one entry per allocation, up to max (the rest are counted, not kept).
+ * tlm__alog_build_recent() keeps instead every allocation live at once (up
+ * to max: past it, it stops with err) and the last `keep` to end, in the
+ * order they ended (older ended ones are counted in dropped): memory bounded
+ * by the live state and keep, whatever the trace's length, and a window
+ * that replays backwards from the end state (PyTorch's own snapshot keeps
+ * such a window: max_entries). Failed allocations: the first
+ * TLM__AL_MAX_OOMS are kept, the rest counted (oom_dropped).
  * A driver allocation or mapping that held an allocator block during its
  * life is marked TLM__AL_OWNED: it is one of the allocator's segments; so
  * is a reservation that did, and every mapping inside it (PyTorch's
@@ -29,6 +36,8 @@
 
 #define TLM__AL_OWNED 0x1u   /* a segment: an allocator block lay inside it */
 #define TLM__AL_LIVE 0x2u    /* never freed (before the end of the log) */
+#define TLM__AL_DROP 0x4u    /* internal: ended and left out of the window, compacted away */
+#define TLM__AL_MAX_OOMS 65536u
 
 struct tlm__al {
 	uint64_t addr, size, stream;
@@ -59,7 +68,8 @@ struct tlm__alog {
 	struct tlm__al *e;              /* in allocation order */
 	size_t noom, capoom;
 	struct tlm__al_oom *oom;
-	uint64_t dropped;               /* allocations past max, not kept */
+	uint64_t dropped;               /* allocations past max (or before the window), not kept */
+	uint64_t oom_dropped;           /* failed allocations past TLM__AL_MAX_OOMS */
 	uint64_t start_realtime_ns;     /* CLOCK_REALTIME at the trace start */
 	uint64_t events;                /* events read */
 	int64_t end_ns;                 /* the last event's time (since the start) */
@@ -72,6 +82,8 @@ struct tlm__alog {
  * taken by the program itself would. 0, or -1 with err. */
 int tlm__alog_build(struct tlm_report *r, size_t max, bool stop_at_end, struct tlm__alog *out, char *err,
 		    size_t errlen);
+int tlm__alog_build_recent(struct tlm_report *r, size_t max, size_t keep, bool stop_at_end, struct tlm__alog *out,
+			   char *err, size_t errlen);
 void tlm__alog_free(struct tlm__alog *l);
 
 #endif

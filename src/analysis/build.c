@@ -66,6 +66,16 @@ static int finish_reader(struct tlm_report *rep, struct tlm_reader *rd)
 	return 0;
 }
 
+struct tlm_reader *tlm__reopen(const struct tlm_report *r, char *err, size_t errlen)
+{
+	if (r->priv && r->priv->stream) {
+		snprintf(err, errlen, "the trace came through a pipe, which can be read only once, and this output "
+			 "reads it again: give it as a file");
+		return NULL;
+	}
+	return tlm_reader_open(r->path, err, errlen);
+}
+
 struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 {
 	struct tlm_reader *rd = tlm_reader_open(path, err, errlen);
@@ -86,6 +96,7 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		rep->priv = NULL;
 		goto nomem;
 	}
+	rep->priv->stream = tlm_reader_is_stream(rd);
 	if (!(rep->path = strdup(path)) || tlm__replay_init(&rp, rep))
 		goto nomem;
 	rp_ok = true;

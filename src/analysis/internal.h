@@ -339,7 +339,12 @@ struct tlm__report_priv {
 	struct tlm__index pyidx, pycanon;
 	bool pyidx_ok;
 	bool full_stacks;             /* show interpreter/native frames under Python ones */
+	bool stream;                  /* the trace came through a pipe: it cannot be read again */
 };
+
+/* build.c: the trace again, for a pass of its own (exports); NULL with err,
+ * saying why, when it came through a pipe. */
+struct tlm_reader *tlm__reopen(const struct tlm_report *r, char *err, size_t errlen);
 
 /* frames.c */
 int tlm__priv_init(struct tlm__report_priv *p);

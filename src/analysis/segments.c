@@ -143,7 +143,7 @@ struct tlm_report_segmap *tlm_report_peak_segments(struct tlm_report *r, char *e
 		return maps;
 	}
 
-	struct tlm_reader *rd = tlm_reader_open(r->path, err, errlen);
+	struct tlm_reader *rd = tlm__reopen(r, err, errlen);
 	if (!rd) {
 		free(maps);
 		free(taken);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "cmds.h"
 #include "diff/diff.h"
 #include "diff_job_args.h"
@@ -58,7 +59,9 @@ static const char help[] =
 static int usage_error(const char *fmt, const char *arg)
 {
 	fputs("tlm diff: ", stderr);
-	fprintf(stderr, fmt, arg);
+	char msg[512]; /* the argument may be a hostile file name: shown safe */
+	snprintf(msg, sizeof msg, fmt, arg);
+	tlm_text_put(stderr, msg);
 	fputc('\n', stderr);
 	fputs(USAGE, stderr);
 	return TLM_EXIT_USAGE;
@@ -78,7 +81,8 @@ static bool gate_option(const char *name, int argc, char **argv, int *i, bool *o
 		usage_error("%s needs a number of bytes", name);
 		*i = -1;
 	} else if (tlm__parse_bytes(v, bytes)) {
-		fprintf(stderr, "tlm diff: %s: bad size '%s' (bytes, or with K, M, G)\n%s", name, v, USAGE);
+		tlm_text_line(stderr, "tlm diff: %s: bad size '%s' (bytes, or with K, M, G)\n", name, v);
+		fputs(USAGE, stderr);
 		*i = -1;
 	} else {
 		*on = true;
@@ -177,7 +181,7 @@ int tlm_cmd_diff(int argc, char **argv)
 	char err[256];
 	for (int i = 0; i < 2; i++) {
 		if (tlm_diff_load(paths[i], &side[i], err, sizeof err)) {
-			fprintf(stderr, "tlm diff: %s: %s\n", paths[i], err);
+			tlm_text_line(stderr, "tlm diff: %s: %s\n", paths[i], err);
 			if (i)
 				tlm_diff_side_free(&side[0]);
 			return TLM_EXIT_DAMAGED;
@@ -195,20 +199,20 @@ int tlm_cmd_diff(int argc, char **argv)
 	int code = TLM_EXIT_OK;
 	FILE *f = stdout;
 	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "tlm diff: %s: %s\n", out, strerror(errno));
+		tlm_text_line(stderr, "tlm diff: %s: %s\n", out, strerror(errno));
 		code = TLM_EXIT_DAMAGED;
 	} else {
 		int rc = !strcmp(format, "json") ? tlm_diff_json(&d, f) : tlm_diff_text(&d, f);
 		if (f != stdout ? fclose(f) : fflush(f))
 			rc = -1;
 		if (rc) {
-			fprintf(stderr, "tlm diff: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
+			tlm_text_line(stderr, "tlm diff: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
 			code = TLM_EXIT_DAMAGED;
 		}
 	}
 	for (int i = 0; i < 2; i++)
 		if (side[i].integrity_errors) {
-			fprintf(stderr, "tlm diff: %s: %llu integrity error%s (tlm info lists them)\n", paths[i],
+			tlm_text_line(stderr, "tlm diff: %s: %llu integrity error%s (tlm info lists them)\n", paths[i],
 				(unsigned long long)side[i].integrity_errors, side[i].integrity_errors == 1 ? "" : "s");
 			code = TLM_EXIT_DAMAGED;
 		}

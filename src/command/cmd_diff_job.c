@@ -13,7 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/text.h"
 #include "cmds.h"
+#include "common/input.h"
 #include "encoders/json_in.h"
 #include "diff_job_args.h"
 #include "job/job_diff.h"
@@ -25,7 +27,7 @@ bool tlm__diff_is_job(const char *path)
 		return strpbrk(path, "*?[") != NULL;
 	if (S_ISDIR(st.st_mode))
 		return true;
-	FILE *f = fopen(path, "rb");
+	FILE *f = tlm_input_fopen(path, 0, NULL, 0); /* a FIFO: not waited on (the load says why) */
 	int c = ' ';
 	while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '\t' || c == '\r'))
 		;
@@ -70,7 +72,7 @@ static size_t damaged(const struct tlm_job *j)
 int tlm__diff_job(const struct tlm__diff_job_args *a)
 {
 	if (strcmp(a->format, "text") && strcmp(a->format, "json")) {
-		fprintf(stderr, "tlm diff: unknown format '%s' (text or json)\n", a->format);
+		tlm_text_line(stderr, "tlm diff: unknown format '%s' (text or json)\n", a->format);
 		return TLM_EXIT_USAGE;
 	}
 	static const char *const side[2] = {"BASE", "NEW"};
@@ -84,7 +86,7 @@ int tlm__diff_job(const struct tlm__diff_job_args *a)
 				  : tlm_jdiff_check_side(j[s], err, sizeof err) ? err
 									      : NULL;
 		if (why) {
-			fprintf(stderr, "tlm diff: %s: %s\n", side[s], why);
+			tlm_text_line(stderr, "tlm diff: %s: %s\n", side[s], why);
 			tlm_job_free(j[0]);
 			tlm_job_free(j[1]);
 			return TLM_EXIT_DAMAGED;
@@ -93,7 +95,7 @@ int tlm__diff_job(const struct tlm__diff_job_args *a)
 	struct tlm_jdiff d;
 	const char *which;
 	if (tlm_jdiff_build(j[0], j[1], &d, &which, err, sizeof err)) {
-		fprintf(stderr, "tlm diff: %s%s%s\n", which ? which : "", which ? ": " : "", err);
+		tlm_text_line(stderr, "tlm diff: %s%s%s\n", which ? which : "", which ? ": " : "", err);
 		tlm_jdiff_free(&d);
 		return TLM_EXIT_DAMAGED;
 	}
@@ -108,7 +110,7 @@ int tlm__diff_job(const struct tlm__diff_job_args *a)
 	int code = TLM_EXIT_OK;
 	FILE *f = stdout;
 	if (a->out && strcmp(a->out, "-") && !(f = fopen(a->out, "w"))) {
-		fprintf(stderr, "tlm diff: %s: %s\n", a->out, strerror(errno));
+		tlm_text_line(stderr, "tlm diff: %s: %s\n", a->out, strerror(errno));
 		code = TLM_EXIT_DAMAGED;
 	} else {
 		int rc = !strcmp(a->format, "json") ? tlm_jdiff_json(&d, names[0], names[1], f)
@@ -116,21 +118,21 @@ int tlm__diff_job(const struct tlm__diff_job_args *a)
 		if (f != stdout ? fclose(f) : fflush(f))
 			rc = -1;
 		if (rc) {
-			fprintf(stderr, "tlm diff: %s: write error\n", a->out && strcmp(a->out, "-") ? a->out : "stdout");
+			tlm_text_line(stderr, "tlm diff: %s: write error\n", a->out && strcmp(a->out, "-") ? a->out : "stdout");
 			code = TLM_EXIT_DAMAGED;
 		}
 	}
 	for (int s = 0; s < 2; s++) {
 		size_t n = damaged(s ? d.new_ : d.base);
 		if (n) {
-			fprintf(stderr, "tlm diff: %s: %zu process%s with integrity errors (tlm info lists them)\n", side[s], n,
+			tlm_text_line(stderr, "tlm diff: %s: %zu process%s with integrity errors (tlm info lists them)\n", side[s], n,
 				n == 1 ? "" : "es");
 			code = TLM_EXIT_DAMAGED;
 		}
 	}
 	for (size_t i = 0; i < d.nprocs; i++)
 		if (d.procs[i].error) {
-			fprintf(stderr, "tlm diff: %s: not compared: %s\n", d.procs[i].name, d.procs[i].error);
+			tlm_text_line(stderr, "tlm diff: %s: not compared: %s\n", d.procs[i].name, d.procs[i].error);
 			code = TLM_EXIT_DAMAGED;
 		}
 	if (d.failed) { /* the gate is the verdict CI asks for: it wins over damage */

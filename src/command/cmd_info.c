@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "common/text.h"
 #include "render/render.h" /* tlm__human: sizes as the report prints them */
 #include "tlm/trace.h"
 
@@ -90,18 +91,12 @@ static void count(struct stats *s, const struct tlm_record *rec)
 	}
 }
 
-/* Text from the trace goes to a terminal: a byte outside printable ASCII is
- * shown as '?', as the text report does (an escape in a host name must not
- * retitle the window, clear the screen or write the clipboard). */
-static int unsafe(unsigned char c)
-{
-	return c < 0x20 || c >= 0x7f;
-}
-
+/* Text from the trace goes to a terminal: shown safe (src/common/text.h: an
+ * escape in a host name must not retitle the window, clear the screen or
+ * write the clipboard). */
 static void put_safe(const char *s)
 {
-	for (; *s; s++)
-		putchar(unsafe((unsigned char)*s) ? '?' : *s);
+	tlm_text_put(stdout, s);
 }
 
 /* "key: value\n" with the value shown safe. */
@@ -128,7 +123,7 @@ static void put_arg(const char *a)
 		if (*c == '\'')
 			fputs("'\\''", stdout);
 		else
-			putchar(unsafe((unsigned char)*c) ? '?' : *c);
+			putchar(tlm_text_ok((unsigned char)*c) ? *c : '?');
 	}
 	putchar('\'');
 }
@@ -282,7 +277,8 @@ int tlm_cmd_info(int argc, char **argv)
 			      stdout);
 			return TLM_EXIT_OK;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "tlm info: unknown option '%s'\nusage: tlm info TRACE\n", argv[i]);
+			tlm_text_line(stderr, "tlm info: unknown option '%s'\n", argv[i]);
+			fputs("usage: tlm info TRACE\n", stderr);
 			return TLM_EXIT_USAGE;
 		} else if (!path) {
 			path = argv[i];
@@ -299,7 +295,7 @@ int tlm_cmd_info(int argc, char **argv)
 	char err[256];
 	struct tlm_reader *r = tlm_reader_open(path, err, sizeof err);
 	if (!r) {
-		fprintf(stderr, "tlm: %s: %s\n", path, err);
+		tlm_text_line(stderr, "tlm: %s: %s\n", path, err);
 		return TLM_EXIT_DAMAGED;
 	}
 	struct stats *s = calloc(1, sizeof *s);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "cmds.h"
 #include "render/export.h"
 #include "analysis/report.h"
@@ -63,7 +64,9 @@ static const char *const formats[] = {"text", "json", "html", "chrome", "collaps
 static int usage_error(const char *fmt, const char *arg)
 {
 	fputs("tlm report: ", stderr);
-	fprintf(stderr, fmt, arg);
+	char msg[512]; /* the argument may be a hostile file name: shown safe */
+	snprintf(msg, sizeof msg, fmt, arg);
+	tlm_text_put(stderr, msg);
 	fputc('\n', stderr);
 	fputs(USAGE, stderr);
 	return TLM_EXIT_USAGE;
@@ -138,13 +141,13 @@ int tlm_cmd_report(int argc, char **argv)
 	char err[256];
 	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
 	if (!r) {
-		fprintf(stderr, "tlm: %s: %s\n", path, err);
+		tlm_text_line(stderr, "tlm: %s: %s\n", path, err);
 		return TLM_EXIT_DAMAGED;
 	}
 	tlm_report_set_full_stacks(r, full_stacks);
 	FILE *f = stdout;
 	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "tlm report: %s: %s\n", out, strerror(errno));
+		tlm_text_line(stderr, "tlm report: %s: %s\n", out, strerror(errno));
 		tlm_report_free(r);
 		return TLM_EXIT_DAMAGED;
 	}
@@ -168,14 +171,16 @@ int tlm_cmd_report(int argc, char **argv)
 					  why, sizeof why);
 	else
 		rc = tlm_report_text(r, f);
+	if (!rc && !strcmp(format, "torch-snapshot") && why[0]) /* what its bounded window left out */
+		tlm_text_line(stderr, "tlm report: %s: %s\n", path, why);
 	if (f != stdout ? fclose(f) : fflush(f))
 		rc = -1;
 	if (rc)
-		fprintf(stderr, "tlm report: %s: %s\n", out && strcmp(out, "-") ? out : "stdout", why);
+		tlm_text_line(stderr, "tlm report: %s: %s\n", out && strcmp(out, "-") ? out : "stdout", why);
 	/* JSON and files carry the state in their content; on a terminal the
 	 * text already has its note. */
 	if (r->nerrors)
-		fprintf(stderr, "tlm report: %s: %zu integrity error%s (tlm info %s lists them)\n", path, r->nerrors,
+		tlm_text_line(stderr, "tlm report: %s: %zu integrity error%s (tlm info %s lists them)\n", path, r->nerrors,
 			r->nerrors == 1 ? "" : "s", path);
 	int code = r->nerrors || rc ? TLM_EXIT_DAMAGED : TLM_EXIT_OK;
 	tlm_report_free(r);

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/text.h"
 #include "cmds.h"
+#include "common/input.h"
 #include "job/job.h"
 
 bool tlm__report_is_job_input(const char *arg)
@@ -21,7 +23,9 @@ bool tlm__report_is_job_input(const char *arg)
 		return strpbrk(arg, "*?[") != NULL; /* a glob the shell left alone */
 	if (S_ISDIR(st.st_mode))
 		return true;
-	FILE *f = fopen(arg, "rb");
+	/* a pipe is one trace, read as a stream: looking at its first byte would
+	 * consume it; a FIFO or a device is never waited on */
+	FILE *f = tlm_input_fopen(arg, 0, NULL, 0);
 	int c = ' ';
 	while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '\t' || c == '\r'))
 		;
@@ -38,7 +42,7 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	}
 	bool html = !strcmp(format, "html"), chrome = !strcmp(format, "chrome");
 	if (strcmp(format, "text") && strcmp(format, "json") && !html && !chrome) {
-		fprintf(stderr, "tlm report: the job report (several inputs) is text, json, html or chrome, not '%s'\n",
+		tlm_text_line(stderr, "tlm report: the job report (several inputs) is text, json, html or chrome, not '%s'\n",
 			format);
 		return TLM_EXIT_USAGE;
 	}
@@ -50,7 +54,7 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	/* the merged timeline (html, chrome) keeps each trace's memory over time */
 	struct tlm_job *j = tlm_job_load_ex(inputs, n, threads, html || chrome, err, sizeof err);
 	if (!j) {
-		fprintf(stderr, "tlm report: %s\n", err);
+		tlm_text_line(stderr, "tlm report: %s\n", err);
 		return TLM_EXIT_DAMAGED;
 	}
 	if (tlm_job_compare(j)) {
@@ -60,7 +64,7 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	}
 	FILE *f = stdout;
 	if (out && strcmp(out, "-") && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "tlm report: %s: %s\n", out, strerror(errno));
+		tlm_text_line(stderr, "tlm report: %s: %s\n", out, strerror(errno));
 		tlm_job_free(j);
 		return TLM_EXIT_DAMAGED;
 	}
@@ -69,12 +73,12 @@ int tlm__report_job(char **inputs, size_t n, const char *format, const char *out
 	if (f != stdout ? fclose(f) : fflush(f))
 		rc = -1;
 	if (rc)
-		fprintf(stderr, "tlm report: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
+		tlm_text_line(stderr, "tlm report: %s: write error\n", out && strcmp(out, "-") ? out : "stdout");
 	size_t damaged = 0;
 	for (size_t i = 0; i < j->nprocs; i++)
 		damaged += !j->procs[i].error && j->procs[i].integrity_errors;
 	if (j->nunreadable || damaged)
-		fprintf(stderr, "tlm report: %zu input%s unreadable, %zu with integrity errors\n", j->nunreadable,
+		tlm_text_line(stderr, "tlm report: %zu input%s unreadable, %zu with integrity errors\n", j->nunreadable,
 			j->nunreadable == 1 ? "" : "s", damaged);
 	int code = j->nunreadable || damaged || rc ? TLM_EXIT_DAMAGED : TLM_EXIT_OK;
 	tlm_job_free(j);
@@ -86,7 +90,7 @@ void tlm__run_job_report(char **paths, size_t n)
 	char err[512];
 	struct tlm_job *j = tlm_job_load(paths, n, 0, err, sizeof err);
 	if (!j || tlm_job_compare(j)) {
-		fprintf(stderr, "tlm run: job report: %s\n", j ? "out of memory" : err);
+		tlm_text_line(stderr, "tlm run: job report: %s\n", j ? "out of memory" : err);
 		tlm_job_free(j);
 		return;
 	}

@@ -5,9 +5,10 @@
  * Runs CMD with libtlm.so preloaded, waits for it, prints the end-of-run
  * report of its trace and a line for every other trace of the run (children,
  * exec'd images, ranks), and exits with CMD's status (128 + N when a signal N
- * ended it, as shells do). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to tlm
- * are forwarded to CMD (a terminal's Ctrl-C reaches CMD's process group by
- * itself), and tlm waits for it, so the report is still printed.
+ * ended it, as shells do). Every signal whose default action ends a process,
+ * sent to tlm, is forwarded to CMD, once (run_signals.h: also when it was
+ * sent to tlm's whole process group), and tlm waits for it, so the report
+ * is still printed.
  *
  * libtlm.so is looked for in $TLM_LIBRARY, then next to the tlm binary: the
  * build tree, then where meson install or pip install put it (beside.c).
@@ -22,9 +23,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "cmd_run_live.h"
 #include "cmd_run_simulate.h"
 #include "cmds.h"
+#include "run_signals.h"
 
 #define RUN_USAGE "usage: tlm run [-o PATH] [-f] [--no-summary] [--live] [--simulate SIZE[,SIZE...] [--devices N]] -- CMD [ARGS...]\n"
 
@@ -38,9 +41,9 @@ static const char run_help[] =
 	RUN_USAGE
 	"\n"
 	"Runs CMD with libtlm.so preloaded, then prints the end-of-run report of its\n"
-	"trace on stderr, and one line for each other trace of the run. SIGINT, SIGTERM,\n"
-	"SIGHUP and SIGQUIT are forwarded to CMD. The exit status is CMD's (128 + N\n"
-	"when signal N ended it).\n"
+	"trace on stderr, and one line for each other trace of the run. Signals that would\n"
+	"end tlm (SIGTERM, SIGINT, SIGHUP, SIGUSR1, ...) are forwarded to CMD. The exit\n"
+	"status is CMD's (128 + N when signal N ended it).\n"
 	"\n"
 	"options:\n"
 	"  -o, --output PATH    where the trace goes (sets TLM_OUTPUT; %p, %h, %r, %%);\n"
@@ -77,9 +80,6 @@ int tlm_find_library(char *out, size_t len)
 
 void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_summary); /* run_traces.c */
 
-static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NFWD (sizeof fwd_sigs / sizeof fwd_sigs[0])
-
 /* -o PATH: never over an existing file unless --force, never through a link */
 static int check_output(const char *output, int force)
 {
@@ -87,19 +87,19 @@ static int check_output(const char *output, int force)
 	if (!output || strchr(output, '%') || lstat(output, &st) != 0)
 		return 0;
 	if (S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "tlm run: %s is a symbolic link; refusing to write the trace through it\n", output);
+		tlm_text_line(stderr, "tlm run: %s is a symbolic link; refusing to write the trace through it\n", output);
 		return -1;
 	}
 	if (!force) {
-		fprintf(stderr, "tlm run: %s exists; refusing to replace it (use -f/--force to replace it)\n", output);
+		tlm_text_line(stderr, "tlm run: %s exists; refusing to replace it (use -f/--force to replace it)\n", output);
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "tlm run: %s is not a regular file; refusing to replace it\n", output);
+		tlm_text_line(stderr, "tlm run: %s is not a regular file; refusing to replace it\n", output);
 		return -1;
 	}
 	if (unlink(output) != 0) {
-		fprintf(stderr, "tlm run: cannot replace %s: %s\n", output, strerror(errno));
+		tlm_text_line(stderr, "tlm run: cannot replace %s: %s\n", output, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -132,7 +132,7 @@ int tlm_cmd_run(int argc, char **argv)
 			fputs(run_help, stdout);
 			return TLM_EXIT_OK;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "tlm run: unknown option '%s'\n", argv[i]);
+			tlm_text_line(stderr, "tlm run: unknown option '%s'\n", argv[i]);
 			return usage();
 		} else {
 			break; /* the command, without "--" */
@@ -170,16 +170,15 @@ int tlm_cmd_run(int argc, char **argv)
 	int logfd = screen ? tlm__run_live_log(logpath, sizeof logpath) : -1;
 	screen = logfd >= 0;
 	/* the signals to forward and SIGCHLD are taken synchronously
-	 * (sigwaitinfo), never by a handler */
+	 * (sigwaitinfo), never by a handler (run_signals.h) */
 	sigset_t block, oldmask;
-	sigemptyset(&block);
-	for (size_t k = 0; k < NFWD; k++)
-		sigaddset(&block, fwd_sigs[k]);
-	sigaddset(&block, SIGCHLD);
+	tlm_run_signal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &oldmask);
+	bool own_group = tlm_run_own_group();
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "tlm run: fork: %s\n", strerror(errno));
+		tlm_text_line(stderr, "tlm run: fork: %s\n", strerror(errno));
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		if (mfd >= 0)
 			unlink(manifest);
@@ -187,6 +186,7 @@ int tlm_cmd_run(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		tlm_run_child_setup(own_group, parent);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		const char *prev = getenv("LD_PRELOAD");
 		size_t l = strlen(lib) + (prev ? strlen(prev) + 2 : 1);
@@ -205,9 +205,10 @@ int tlm_cmd_run(int argc, char **argv)
 		setenv("TLM_SUMMARY", "0", 1); /* tlm run prints it */
 		tlm__run_live_child(logfd);
 		execvp(argv[i], argv + i);
-		fprintf(stderr, "tlm run: cannot run %s: %s\n", argv[i], strerror(errno));
+		tlm_text_line(stderr, "tlm run: cannot run %s: %s\n", argv[i], strerror(errno));
 		_exit(127);
 	}
+	tlm_run_parent_setup(own_group, pid);
 	int st = 1 << 8;
 	bool waited = live && mfd >= 0 && tlm__run_live(pid, argv[i], manifest, &block, &st, screen) == 0;
 	while (!waited) {
@@ -215,16 +216,15 @@ int tlm_cmd_run(int argc, char **argv)
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
-			fprintf(stderr, "tlm run: waitpid: %s\n", strerror(errno));
+			tlm_text_line(stderr, "tlm run: waitpid: %s\n", strerror(errno));
 			st = 1 << 8;
 			break;
 		}
 		siginfo_t si;
 		int sig = sigwaitinfo(&block, &si);
-		/* what a process sent us (a scheduler's SIGTERM) goes to the program;
-		 * a terminal's Ctrl-C reached the program's process group by itself */
-		if (sig > 0 && sig != SIGCHLD && si.si_code <= 0)
-			kill(pid, sig);
+		/* what a process sent us (a scheduler's SIGTERM) goes to the program */
+		if (sig > 0)
+			tlm_run_forward(pid, sig, &si);
 	}
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	tlm__run_live_output(logfd, logpath); /* what the program printed while the screen was up */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cmd_run_live.h"
+#include "run_signals.h"
 #include "live/live.h"
 
 bool tlm__run_live_tty(void)
@@ -73,8 +74,7 @@ static int tick(void *ctx)
 	siginfo_t si;
 	int sig;
 	while ((sig = sigtimedwait(r->block, &si, &zero)) > 0)
-		if (sig != SIGCHLD && si.si_code <= 0) /* a terminal's ^C reached the program's group itself */
-			kill(r->pid, sig);
+		tlm_run_forward(r->pid, sig, &si); /* run_signals.h */
 	if (!r->exited && waitpid(r->pid, &r->st, WNOHANG) == r->pid)
 		r->exited = true;
 	return r->exited;

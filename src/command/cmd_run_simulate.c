@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "cmd_run_simulate.h"
 #include "cmds.h"
 
@@ -61,7 +62,7 @@ int tlm_simulate_option(int argc, char **argv, int *i)
 		char *end;
 		long n = strtol(v, &end, 10);
 		if (end == v || *end || n < 1 || n > SIM_MAX_DEVICES) {
-			fprintf(stderr, "tlm run: --devices: expected 1..%d, got '%s'\n", SIM_MAX_DEVICES, v);
+			tlm_text_line(stderr, "tlm run: --devices: expected 1..%d, got '%s'\n", SIM_MAX_DEVICES, v);
 			return -2;
 		}
 		ndev = (int)n;
@@ -189,10 +190,10 @@ int tlm_simulate_prepare(void)
 		return -1;
 	char h[32];
 	human(bytes[0], h, sizeof h);
-	fprintf(stderr, "tlm: simulated CUDA device: %d x %s", ndev, h);
+	tlm_text_line(stderr, "tlm: simulated CUDA device: %d x %s", ndev, h);
 	for (int d = 1; d < listed; d++) {
 		human(bytes[d], h, sizeof h);
-		fprintf(stderr, ", %s", h);
+		tlm_text_line(stderr, ", %s", h);
 	}
 	fputs(" (no GPU is used; see docs/simulate.md)\n"
 	      "tlm:   every allocation decision is the real library's (PyTorch, cuBLAS, cuDNN, NCCL); no kernel\n"

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "cmds.h"
 #include "live/live.h"
 
@@ -43,7 +44,7 @@ static const char help[] =
 
 static int usage_error(const char *what, const char *arg)
 {
-	fprintf(stderr, "tlm top: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
+	tlm_text_line(stderr, "tlm top: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
 	fputs(USAGE, stderr);
 	return TLM_EXIT_USAGE;
 }
@@ -110,7 +111,7 @@ int tlm_cmd_top(int argc, char **argv)
 	struct stat st;
 	bool dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 	if (once && !dir && stat(path, &st) != 0) {
-		fprintf(stderr, "tlm top: %s: %s\n", path, strerror(errno));
+		tlm_text_line(stderr, "tlm top: %s: %s\n", path, strerror(errno));
 		return TLM_EXIT_DAMAGED;
 	}
 	struct tlm_live_job *j = tlm_live_job_open(dir ? TLM_LIVE_DIR : TLM_LIVE_FILE, path);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "cmds.h"
 #include "whatif/whatif.h"
 
@@ -47,7 +48,9 @@ static const char help[] =
 static int usage_error(const char *fmt, const char *arg)
 {
 	fputs("tlm whatif: ", stderr);
-	fprintf(stderr, fmt, arg);
+	char msg[512]; /* the argument may be a hostile file name: shown safe */
+	snprintf(msg, sizeof msg, fmt, arg);
+	tlm_text_put(stderr, msg);
 	fputc('\n', stderr);
 	fputs(USAGE, stderr);
 	return TLM_EXIT_USAGE;
@@ -141,7 +144,7 @@ int tlm_cmd_whatif(int argc, char **argv)
 		char err[200];
 		tlm_wi_defaults(&s);
 		if (tlm_wi_parse(&s, settings[k], err, sizeof err)) {
-			fprintf(stderr, "tlm whatif: --setting '%s': %s\n", settings[k], err);
+			tlm_text_line(stderr, "tlm whatif: --setting '%s': %s\n", settings[k], err);
 			goto done;
 		}
 	}
@@ -149,13 +152,13 @@ int tlm_cmd_whatif(int argc, char **argv)
 	struct tlm_wi_report r;
 	char err[512];
 	if (tlm_wi_run(trace, &o, &r, err, sizeof err)) {
-		fprintf(stderr, "tlm whatif: %s\n", err);
+		tlm_text_line(stderr, "tlm whatif: %s\n", err);
 		rc = TLM_EXIT_DAMAGED;
 		goto done;
 	}
 	FILE *f = out ? fopen(out, "w") : stdout;
 	if (!f) {
-		fprintf(stderr, "tlm whatif: %s: %s\n", out, strerror(errno));
+		tlm_text_line(stderr, "tlm whatif: %s: %s\n", out, strerror(errno));
 		tlm_wi_report_free(&r);
 		rc = TLM_EXIT_DAMAGED;
 		goto done;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "cmds.h"
 #include "tlm_config.h"
 
@@ -49,7 +50,7 @@ static int cmd_help(int argc, char **argv)
 				char *sub[] = {argv[1], "--help", NULL};
 				return cmds[i].run(2, sub);
 			}
-		fprintf(stderr, "tlm help: unknown command '%s'\n", argv[1]);
+		tlm_text_line(stderr, "tlm help: unknown command '%s'\n", argv[1]);
 		usage(stderr);
 		return TLM_EXIT_USAGE;
 	}
@@ -73,7 +74,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCMDS; i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "tlm: unknown command '%s'\n", argv[1]);
+	tlm_text_line(stderr, "tlm: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return TLM_EXIT_USAGE;
 }

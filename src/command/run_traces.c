@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "cmds.h"
+#include "common/input.h"
 #include "render/render.h"
 #include "analysis/report.h"
 
@@ -26,7 +28,7 @@ static void one_line(const char *path)
 	char err[256];
 	struct tlm_report *r = tlm_report_build(path, err, sizeof err);
 	if (!r) {
-		fprintf(stderr, "  %s: %s\n", path, err);
+		tlm_text_line(stderr, "  %s: %s\n", path, err);
 		return;
 	}
 	uint64_t peak = 0;
@@ -34,7 +36,7 @@ static void one_line(const char *path)
 		if (r->devices[i].peak_reserved > peak)
 			peak = r->devices[i].peak_reserved;
 	char p[32];
-	fprintf(stderr, "  %s: pid %" PRIu32 ", exit %s, %" PRIu64 " events, peak %s, %zu leak site%s\n", path, r->pid,
+	tlm_text_line(stderr, "  %s: pid %" PRIu32 ", exit %s, %" PRIu64 " events, peak %s, %zu leak site%s\n", path, r->pid,
 		tlm__exit_name(r->exit), r->events, tlm__human(p, sizeof p, peak), r->nleaks, r->nleaks == 1 ? "" : "s");
 	tlm_report_free(r);
 }
@@ -55,13 +57,18 @@ static void summary(const char *path)
 
 void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_summary)
 {
-	FILE *f = fopen(manifest, "re");
+	/* the run's programs can write the manifest, and name anything in it: it
+	 * and each trace it names are read only as regular files (a FIFO would
+	 * be waited on for ever) */
+	FILE *f = tlm_input_fopen(manifest, 0, NULL, 0);
 	char line[4400], **paths = NULL;
 	size_t n = 0, cap = 0;
 	while (f && fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = 0;
-		if (!line[0] || access(line, R_OK) != 0)
+		int fd = line[0] ? tlm_input_open(line, 0, NULL, 0) : -1;
+		if (fd < 0)
 			continue;
+		close(fd);
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			char **np = realloc(paths, cap * sizeof *np);
@@ -82,7 +89,7 @@ void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_su
 		return;
 	}
 	if (!n) {
-		fprintf(stderr, "tlm run: %s left no trace (it and its children made no CUDA memory calls, or recording "
+		tlm_text_line(stderr, "tlm run: %s left no trace (it and its children made no CUDA memory calls, or recording "
 				"was off)\n", cmd);
 		free(paths);
 		return;
@@ -102,7 +109,7 @@ void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_su
 	else if (n == 1) /* the program (torchrun with one rank, a shell) made no CUDA call */
 		summary(paths[0]);
 	if (n > 1 || own == n) {
-		fprintf(stderr, "tlm run: %zu trace%s from this run:\n", n, n == 1 ? "" : "s");
+		tlm_text_line(stderr, "tlm run: %zu trace%s from this run:\n", n, n == 1 ? "" : "s");
 		for (size_t i = 0; i < n; i++)
 			one_line(paths[i]);
 		fprintf(stderr, "full report: tlm report PATH (one of the above)\n");

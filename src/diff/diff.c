@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "diff.h"
 #include "encoders/json_out.h"
 #include "render/render.h"
@@ -397,7 +398,7 @@ void tlm_diff_gate_message(const struct tlm_diff *d, FILE *f)
 		if (!peak_over(d, r))
 			continue;
 		int64_t grew = peak_growth(r);
-		fprintf(f, "tlm diff: peak allocated of device %d (%s) grew by %" PRId64 " B (%s), more than "
+		tlm_text_line(f, "tlm diff: peak allocated of device %d (%s) grew by %" PRId64 " B (%s), more than "
 			   "--fail-on-peak-growth %" PRIu64 "\n",
 			r->device, r->kind, grew, signed_human(g, sizeof g, grew), d->peak_gate_bytes);
 		grown_rows(f, d->peak, d->npeak, r->device); /* what held more of it */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/input.h"
+#include "common/text.h"
 #include "diff.h"
 #include "render/render.h"
 
@@ -239,12 +241,9 @@ int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm
 	if (!schema || strcmp(schema, TLM_REPORT_SCHEMA)) {
 		/* the schema found is the input's text: shown as one printable line */
 		char shown[48];
-		size_t k = 0;
-		for (const char *c = schema; c && *c && k + 1 < sizeof shown; c++)
-			shown[k++] = (unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c : '?';
-		shown[k] = 0;
+		tlm_text_copy(shown, sizeof shown, schema);
 		snprintf(err, errlen, "not a report: schema is %s%s%s%s, expected \"%s\"", schema ? "\"" : "",
-			 schema ? shown : "missing", schema && schema[k] ? "..." : "", schema ? "\"" : "",
+			 schema ? shown : "missing", schema && strlen(schema) > strlen(shown) ? "..." : "", schema ? "\"" : "",
 			 TLM_REPORT_SCHEMA);
 		goto bad;
 	}
@@ -289,10 +288,11 @@ int tlm_diff_load_report(struct tlm_report *r, struct tlm_diff_side *out, char *
 	return rc;
 }
 
-/* A JSON report starts with '{'; a trace with its magic. */
-static int is_json(const char *path)
+/* A JSON report starts with '{'; a trace with its magic. Only a regular
+ * file: one read through a pipe could not be read again as the other. */
+static int is_json(const char *path, char *why, size_t n)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = tlm_input_fopen(path, 0, why, n);
 	if (!f)
 		return -1;
 	int c;
@@ -305,11 +305,9 @@ static int is_json(const char *path)
 int tlm_diff_load(const char *path, struct tlm_diff_side *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
-	int j = is_json(path);
-	if (j < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	int j = is_json(path, err, errlen);
+	if (j < 0)
 		return -1;
-	}
 	if (j) {
 		size_t len;
 		char *buf = tlm_json_read_file(path, TLM_DIFF_MAX_INPUT, &len, err, errlen);

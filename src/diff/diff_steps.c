@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "diff.h"
 #include "render/render.h"
 
@@ -89,7 +90,7 @@ void tlm__diff_steps_message(const struct tlm_diff *d, FILE *f)
 			uint64_t pb = r->before ? r->before->per_step : 0, pa = r->after ? r->after->per_step : 0;
 			if (pa <= pb)
 				continue;
-			fprintf(f, "  %s per step on device %d (%s -> %s per step):\n",
+			tlm_text_line(f, "  %s per step on device %d (%s -> %s per step):\n",
 				tlm__diff_signed(g, sizeof g, tlm_diff_sub(pa, pb)), r->device, tlm__human(a, sizeof a, pb),
 				tlm__human(b, sizeof b, pa));
 			tlm__diff_label(f, r);
@@ -104,7 +105,7 @@ void tlm__diff_steps_message(const struct tlm_diff *d, FILE *f)
 			const struct tlm_diff_row *r = &d->live[i];
 			if (r->delta_bytes <= 0 || !is_leak_key(d, row_key(r)))
 				continue;
-			fprintf(f, "  %s live at end on device %d (%" PRIu64 " -> %" PRIu64 " B):\n",
+			tlm_text_line(f, "  %s live at end on device %d (%" PRIu64 " -> %" PRIu64 " B):\n",
 				tlm__diff_signed(g, sizeof g, r->delta_bytes), r->device, r->before_bytes, r->after_bytes);
 			tlm__diff_label(f, r);
 			tlm__diff_stack(f, r->after ? r->after->stack : r->before->stack, GATE_FRAMES);

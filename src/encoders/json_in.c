@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/input.h"
 #include "encoders/json_in.h"
 
 struct parser {
@@ -445,11 +446,10 @@ struct tlm_jv *tlm_json_parse(const char *buf, size_t len, char *err, size_t err
 
 char *tlm_json_read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	/* read once, to its end: a pipe will do; a device or a directory will not */
+	FILE *f = tlm_input_fopen(path, TLM_INPUT_PIPE, err, errlen);
+	if (!f)
 		return NULL;
-	}
 	size_t cap = 65536, n = 0;
 	char *buf = malloc(cap);
 	while (buf) {

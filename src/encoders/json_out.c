@@ -103,6 +103,11 @@ void tlm__json_escape(FILE *f, const char *str, size_t n)
 			if (!k) {
 				fputs("\\ufffd", f);
 				i += bad;
+			} else if (k == 2 && c == 0xc2 && s[i + 1] < 0xa0) {
+				/* a C1 control (0x9b is CSI to some terminals): escaped, so
+				 * that the JSON on a terminal is inert and still exact */
+				fprintf(f, "\\u%04x", s[i + 1]);
+				i += 2;
 			} else if (k == 3 && c == 0xe2 && s[i + 1] == 0x80 && (s[i + 2] == 0xa8 || s[i + 2] == 0xa9)) {
 				fputs(s[i + 2] == 0xa8 ? "\\u2028" : "\\u2029", f);
 				i += 3;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "encoders/json_in.h"
 #include "job_devmem.h"
 #include "analysis/devmem.h"
@@ -126,7 +127,7 @@ void tlm_job_devmem_text(const struct tlm_job *j, FILE *f)
 	if (!any)
 		return;
 	fprintf(f, "\nDEVICE MEMORY AT EACH PROCESS'S RESERVED PEAK (the device's own view: cuMemGetInfo, NVML)\n");
-	fprintf(f, "  %-24s %4s %10s %10s %10s %11s\n", "process", "dev", "total", "tracked", "untracked", "other procs");
+	tlm_text_line(f, "  %-24s %4s %10s %10s %10s %11s\n", "process", "dev", "total", "tracked", "untracked", "other procs");
 	bool unsplit = false, inexact = false;
 	for (size_t i = 0; i < j->nprocs; i++) {
 		const struct tlm_job_proc *p = &j->procs[i];
@@ -136,18 +137,18 @@ void tlm_job_devmem_text(const struct tlm_job *j, FILE *f)
 		char nm[64], a[32], b[32], c[32], e[32];
 		tlm_job_proc_name(p, nm, sizeof nm);
 		if (!d->have_peak) {
-			fprintf(f, "  %-24.24s %4d  no sample of this device\n", nm, p->device);
+			tlm_text_line(f, "  %-24.24s %4d  no sample of this device\n", nm, p->device);
 			continue;
 		}
 		tlm__human(a, sizeof a, d->total);
 		tlm__human(b, sizeof b, d->tracked);
 		if (d->split) {
 			tlm__human(c, sizeof c, d->untracked);
-			fprintf(f, "  %-24.24s %4d %10s %10s %10s %11s%s\n", nm, d->device, a, b, c,
+			tlm_text_line(f, "  %-24.24s %4d %10s %10s %10s %11s%s\n", nm, d->device, a, b, c,
 				tlm__human(e, sizeof e, d->others), d->at_reserved_peak ? "" : " *");
 		} else {
 			unsplit = true;
-			fprintf(f, "  %-24.24s %4d %10s %10s %10s %11s  %s either%s\n", nm, d->device,
+			tlm_text_line(f, "  %-24.24s %4d %10s %10s %10s %11s  %s either%s\n", nm, d->device,
 				a, b, "-", "-", tlm__human(c, sizeof c, d->untracked), d->at_reserved_peak ? "" : " *");
 		}
 		inexact |= !d->at_reserved_peak;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "diff/diff.h"
 #include "job_diff.h"
 #include "render/render.h"
@@ -244,21 +245,21 @@ void tlm_jdiff_gate_message(const struct tlm_jdiff *d, FILE *f)
 			more++;
 	}
 	if (more) {
-		fprintf(f, "tlm diff: %zu more process%s failed:", more, more == 1 ? "" : "es");
+		tlm_text_line(f, "tlm diff: %zu more process%s failed:", more, more == 1 ? "" : "es");
 		size_t k = 0;
 		for (size_t i = 0, s = 0; i < d->nprocs && k < 16; i++)
 			if ((d->procs[i].failed || d->procs[i].peak_failed) && s++ >= 8)
-				fprintf(f, "%s %s", k++ ? "," : "", d->procs[i].name);
-		fprintf(f, "%s (the JSON lists them all)\n", more > k ? ", ..." : "");
+				tlm_text_line(f, "%s %s", k++ ? "," : "", d->procs[i].name);
+		tlm_text_line(f, "%s (the JSON lists them all)\n", more > k ? ", ..." : "");
 	}
 	char a[32], b[32], c[32];
 	if (d->job_failed)
-		fprintf(f, "tlm diff: job: leaked bytes grew by %s, leaks per step by %s, live at end at leak sites "
+		tlm_text_line(f, "tlm diff: job: leaked bytes grew by %s, leaks per step by %s, live at end at leak sites "
 			   "by %s (all processes), more than --fail-on-growth %" PRIu64 "\n",
 			tlm__diff_signed(a, sizeof a, d->job_leak_growth), tlm__diff_signed(b, sizeof b, d->job_per_step_growth),
 			tlm__diff_signed(c, sizeof c, d->job_live_growth), d->gate_bytes);
 	if (d->job_peak_failed)
-		fprintf(f, "tlm diff: job: the highest peak allocated across %s grew by %s (%" PRIu64 " -> %" PRIu64
+		tlm_text_line(f, "tlm diff: job: the highest peak allocated across %s grew by %s (%" PRIu64 " -> %" PRIu64
 			   " B), more than --fail-on-peak-growth %" PRIu64 "\n",
 			d->new_->compared_ranks ? "ranks" : "processes", tlm__diff_signed(a, sizeof a, d->job_peak_growth),
 			d->base->ncompared ? d->base->peak_allocated.max : 0,

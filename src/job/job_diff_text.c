@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "diff/diff.h"
 #include "job_diff.h"
 #include "render/render.h"
@@ -24,7 +25,7 @@ static void side_line(FILE *f, const char *what, const struct tlm_job *j)
 		w += !strcmp(j->procs[i].role, "worker");
 		c += !strcmp(j->procs[i].role, "child");
 	}
-	fprintf(f, "%s: %zu %s (%zu %s, %zu %s, %zu %s) on %zu %s\n", what, j->nprocs,
+	tlm_text_line(f, "%s: %zu %s (%zu %s, %zu %s, %zu %s) on %zu %s\n", what, j->nprocs,
 		plural(j->nprocs, "process", "processes"), j->nranks, plural(j->nranks, "rank", "ranks"), w,
 		plural(w, "worker", "workers"), c, plural(c, "child", "children"), j->nhosts, plural(j->nhosts, "host", "hosts"));
 }
@@ -56,7 +57,7 @@ static void changed_table(FILE *f, const struct tlm_jdiff *d)
 		return;
 	}
 	fprintf(f, "\nPROCESSES THAT CHANGED (%zu; each figure in NEW, and its change from BASE; site: leak sites)\n", n);
-	fprintf(f, "  %-17s %22s %22s %22s %4s %6s\n", "process", "peak reserved", "peak allocated", "leaked", "site",
+	tlm_text_line(f, "  %-17s %22s %22s %22s %4s %6s\n", "process", "peak reserved", "peak allocated", "leaked", "site",
 		"OOMs");
 	for (size_t i = 0; i < d->nprocs; i++) {
 		const struct tlm_jdiff_proc *p = &d->procs[i];
@@ -72,7 +73,7 @@ static void changed_table(FILE *f, const struct tlm_jdiff *d)
 		else
 			snprintf(st, sizeof st, "=");
 		oom_cell(oo, sizeof oo, p->base->ooms, p->new_->ooms);
-		fprintf(f, "  %-17.17s %10s %11s %10s %11s %10s %11s %4s %6s\n", p->name, rv, rd, av, ad, lv, ld, st, oo);
+		tlm_text_line(f, "  %-17.17s %10s %11s %10s %11s %10s %11s %4s %6s\n", p->name, rv, rd, av, ad, lv, ld, st, oo);
 	}
 }
 
@@ -81,8 +82,8 @@ static void only_table(FILE *f, const struct tlm_jdiff *d, bool base)
 	size_t n = base ? d->only_base : d->only_new;
 	if (!n)
 		return;
-	fprintf(f, "\nONLY IN %s (%zu)\n", base ? "BASE" : "NEW", n);
-	fprintf(f, "  %-17s %-26s %10s %10s %10s %5s %4s\n", "process", "pid@host", "reserved", "allocated", "leaked",
+	tlm_text_line(f, "\nONLY IN %s (%zu)\n", base ? "BASE" : "NEW", n);
+	tlm_text_line(f, "  %-17s %-26s %10s %10s %10s %5s %4s\n", "process", "pid@host", "reserved", "allocated", "leaked",
 		"sites", "OOMs");
 	for (size_t i = 0; i < d->nprocs; i++) {
 		const struct tlm_jdiff_proc *p = &d->procs[i];
@@ -91,7 +92,7 @@ static void only_table(FILE *f, const struct tlm_jdiff *d, bool base)
 			continue;
 		char who[64], a[32], b[32], c[32];
 		snprintf(who, sizeof who, "%" PRIu32 "@%s", q->pid, q->host);
-		fprintf(f, "  %-17.17s %-26.26s %10s %10s %10s %5" PRIu64 " %4" PRIu64 "\n", p->name, who,
+		tlm_text_line(f, "  %-17.17s %-26.26s %10s %10s %10s %5" PRIu64 " %4" PRIu64 "\n", p->name, who,
 			tlm__human(a, sizeof a, q->peak_reserved), tlm__human(b, sizeof b, q->peak_allocated),
 			tlm__human(c, sizeof c, q->leak_bytes), q->leak_sites, q->ooms);
 	}
@@ -115,7 +116,7 @@ static void spread_rows(FILE *f, const struct tlm_jdiff *d, const char *what, co
 		if (hn && r < 2)
 			snprintf(nn, sizeof nn, "(%s)", d->procs[d->new_map[r == 0 ? n->max_proc : n->min_proc]].name);
 		tlm__diff_signed(dl, sizeof dl, tlm_job_sub(vn, vb));
-		fprintf(f, "  %-14s %-6s %10s %-20.20s %10s %-20.20s %11s\n", r ? "" : what, row[r], sb, nb, sn, nn, dl);
+		tlm_text_line(f, "  %-14s %-6s %10s %-20.20s %10s %-20.20s %11s\n", r ? "" : what, row[r], sb, nb, sn, nn, dl);
 	}
 }
 
@@ -125,23 +126,23 @@ static void across(FILE *f, const struct tlm_jdiff *d)
 		return;
 	const char *ub = d->base->compared_ranks ? "ranks" : "processes";
 	const char *un = d->new_->compared_ranks ? "ranks" : "processes";
-	fprintf(f, "\nACROSS %s (BASE: %zu %s, NEW: %zu %s)\n", d->new_->compared_ranks ? "RANKS" : "PROCESSES",
+	tlm_text_line(f, "\nACROSS %s (BASE: %zu %s, NEW: %zu %s)\n", d->new_->compared_ranks ? "RANKS" : "PROCESSES",
 		d->base->ncompared, ub, d->new_->ncompared, un);
-	fprintf(f, "  %-14s %-6s %10s %-20s %10s %-20s %11s\n", "", "", "BASE", "", "NEW", "", "change");
+	tlm_text_line(f, "  %-14s %-6s %10s %-20s %10s %-20s %11s\n", "", "", "BASE", "", "NEW", "", "change");
 	spread_rows(f, d, "peak reserved", &d->base->peak_reserved, &d->new_->peak_reserved);
 	spread_rows(f, d, "peak allocated", &d->base->peak_allocated, &d->new_->peak_allocated);
 	if (!d->nsites) {
-		fprintf(f, "\nno site holds different bytes on different %s in either job\n", un);
+		tlm_text_line(f, "\nno site holds different bytes on different %s in either job\n", un);
 		return;
 	}
-	fprintf(f, "\nSITES THAT DIFFER MOST BETWEEN %s: the spread in BASE -> NEW\n",
+	tlm_text_line(f, "\nSITES THAT DIFFER MOST BETWEEN %s: the spread in BASE -> NEW\n",
 		d->new_->compared_ranks ? "RANKS" : "PROCESSES");
 	for (size_t i = 0; i < d->nsites; i++) {
 		const struct tlm_jdiff_site *s = &d->sites[i];
 		if (strlen(s->key) > 96)
-			fprintf(f, "  %.93s...\n", s->key);
+			tlm_text_line(f, "  %.93s...\n", s->key);
 		else
-			fprintf(f, "  %s\n", s->key);
+			tlm_text_line(f, "  %s\n", s->key);
 		char side[2][160];
 		const struct tlm_jdiff_spread *sp[2] = {&s->base, &s->new_};
 		for (int k = 0; k < 2; k++) {
@@ -162,13 +163,13 @@ static void across(FILE *f, const struct tlm_jdiff *d)
 static void first_oom(FILE *f, const struct tlm_jdiff *d, const char *what, const struct tlm_job *j, const size_t *map)
 {
 	if (!j->noom_procs) {
-		fprintf(f, "  %s: no OOM\n", what);
+		tlm_text_line(f, "  %s: no OOM\n", what);
 		return;
 	}
 	const struct tlm_job_proc *p = &j->procs[j->oom_order[0]];
 	int64_t t = (int64_t)(p->start_realtime_ns + (uint64_t)p->first_oom_ns - j->start_realtime_ns);
 	char rq[32];
-	fprintf(f, "  %s: %zu %s; first: %s at %s%.3f s (%s on device %d)\n", what, j->noom_procs,
+	tlm_text_line(f, "  %s: %zu %s; first: %s at %s%.3f s (%s on device %d)\n", what, j->noom_procs,
 		plural(j->noom_procs, "process", "processes"), d->procs[map[j->oom_order[0]]].name, t < 0 ? "-" : "+",
 		(double)(t < 0 ? -t : t) / 1e9, tlm__human(rq, sizeof rq, p->first_oom_requested), p->first_oom_device);
 }
@@ -181,14 +182,14 @@ static void oom_list(FILE *f, const struct tlm_jdiff *d, bool fresh)
 		bool b = p->base && p->base->ooms, a = p->new_ && p->new_->ooms;
 		if (fresh ? a && !b : b && !a) {
 			if (!n)
-				fprintf(f, "  %s:", fresh ? "OOMs new in NEW" : "OOMs gone in NEW");
+				tlm_text_line(f, "  %s:", fresh ? "OOMs new in NEW" : "OOMs gone in NEW");
 			if (n < 16)
-				fprintf(f, "%s %s", n ? "," : "", p->name);
+				tlm_text_line(f, "%s %s", n ? "," : "", p->name);
 			n++;
 		}
 	}
 	if (n)
-		fprintf(f, "%s\n", n > 16 ? ", ..." : "");
+		tlm_text_line(f, "%s\n", n > 16 ? ", ..." : "");
 }
 
 static void gates(FILE *f, const struct tlm_jdiff *d)

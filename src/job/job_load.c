@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/input.h"
 #include "job.h"
 #include "job_devmem.h"
 #include "job_owners.h"
@@ -50,7 +51,10 @@ static bool ends_with(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
-/* A directory's inputs: files that start like a trace, and *.json; sorted. */
+/* A directory's inputs, sorted: files that start like a trace, and *.json;
+ * and every entry that could not be read (not a regular file, no
+ * permission, a dangling link), so that the report lists it as unreadable
+ * instead of leaving it out. Subdirectories are not inputs. */
 static int add_dir(struct paths *p, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -70,17 +74,16 @@ static int add_dir(struct paths *p, const char *dir)
 		}
 		snprintf(full, len, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", e->d_name);
 		struct stat st;
-		bool take = false;
-		if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
-			if (ends_with(e->d_name, ".json")) {
-				take = true;
-			} else {
-				char magic[8];
-				FILE *f = fopen(full, "rb");
-				take = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "TLMTRACE", 8);
-				if (f)
-					fclose(f);
-			}
+		bool take = true; /* what cannot be read is listed */
+		if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+			take = false;
+		} else if (!ends_with(e->d_name, ".json")) {
+			char magic[8];
+			FILE *f = tlm_input_fopen(full, 0, NULL, 0);
+			if (f)
+				take = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "TLMTRACE", 8);
+			if (f)
+				fclose(f);
 		}
 		if (take)
 			rc = push(p, full);
@@ -251,7 +254,7 @@ static int summarize(struct tlm_report *r, struct tlm_job_proc *p, bool series)
 
 static bool is_json(const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = tlm_input_fopen(path, 0, NULL, 0);
 	int c = ' ';
 	while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\n' || c == '\t' || c == '\r'))
 		;
@@ -279,10 +282,17 @@ struct slot {
 static void read_input(const char *path, struct slot *s, bool series)
 {
 	char err[512];
-	if (is_json(path)) {
+	/* only a regular file it can read: a FIFO matched by a glob or found in a
+	 * directory would be waited on for ever, and an input read as a stream
+	 * could not be told a JSON report from a trace without consuming it */
+	int fd = tlm_input_open(path, 0, err, sizeof err);
+	bool readable = fd >= 0;
+	if (readable)
+		close(fd);
+	if (readable && is_json(path)) {
 		if (tlm_job_read_json(path, &s->procs, &s->n, err, sizeof err) == 0)
 			return;
-	} else {
+	} else if (readable) {
 		struct tlm_report *r = tlm_report_build(path, err, sizeof err);
 		s->procs = calloc(1, sizeof *s->procs);
 		if (!s->procs)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/text.h"
 #include "job.h"
 #include "job_devmem.h"
 #include "job_owners.h"
@@ -28,15 +29,21 @@ void tlm_job_iso_time(char *buf, size_t n, uint64_t ns)
 	snprintf(buf, n, "%s.%03uZ", d, (unsigned)(ns % 1000000000u / 1000000u));
 }
 
-/* seconds on the job clock, signed */
+/* seconds on the job clock, signed; the magnitude in unsigned arithmetic
+ * (-INT64_MIN overflows: a tlm-job/1 input can hold any int64) */
 void tlm_job_secs(char *buf, size_t n, int64_t ns)
 {
-	snprintf(buf, n, "%s%.3f s", ns < 0 ? "-" : "+", (double)(ns < 0 ? -ns : ns) / 1e9);
+	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(buf, n, "%s%.3f s", ns < 0 ? "-" : "+", (double)mag / 1e9);
 }
 
+/* From the earliest start (so never negative), held at INT64_MAX: starts
+ * 2^63 ns apart (crafted realtime clocks) wrapped to negative offsets. */
 static int64_t job_offset(const struct tlm_job *j, uint64_t realtime)
 {
-	return (int64_t)(realtime - j->start_realtime_ns);
+	uint64_t d = realtime - j->start_realtime_ns;
+	return realtime < j->start_realtime_ns ? -(int64_t)((j->start_realtime_ns - realtime) & INT64_MAX)
+	       : d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
 static void opt_num(char *buf, size_t n, int64_t v)
@@ -52,7 +59,7 @@ static void text_spread(FILE *f, const struct tlm_job *j, const char *what, cons
 	char a[32], b[32], c[32], na[64], nb[64];
 	tlm_job_proc_name(&j->procs[s->min_proc], na, sizeof na);
 	tlm_job_proc_name(&j->procs[s->max_proc], nb, sizeof nb);
-	fprintf(f, "  %-15s min %10s (%s)  max %10s (%s)  spread %s\n", what, tlm__human(a, sizeof a, s->min), na,
+	tlm_text_line(f, "  %-15s min %10s (%s)  max %10s (%s)  spread %s\n", what, tlm__human(a, sizeof a, s->min), na,
 		tlm__human(b, sizeof b, s->max), nb, tlm__human(c, sizeof c, s->max - s->min));
 }
 
@@ -68,17 +75,17 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 		nworkers += !strcmp(j->procs[i].role, "worker");
 		nchildren += !strcmp(j->procs[i].role, "child");
 	}
-	fprintf(f, "tlm job report: %zu process%s (%zu rank%s, %zu worker%s, %zu child%s) on %zu host%s\n", nread,
+	tlm_text_line(f, "tlm job report: %zu process%s (%zu rank%s, %zu worker%s, %zu child%s) on %zu host%s\n", nread,
 		nread == 1 ? "" : "es", j->nranks, j->nranks == 1 ? "" : "s", nworkers, nworkers == 1 ? "" : "s",
 		nchildren, nchildren == 1 ? "" : "ren", j->nhosts, j->nhosts == 1 ? "" : "s");
 	char t[64];
 	tlm_job_iso_time(t, sizeof t, j->start_realtime_ns);
-	fprintf(f, "times: from the earliest process start, %s (each trace's CLOCK_REALTIME start)\n", t);
+	tlm_text_line(f, "times: from the earliest process start, %s (each trace's CLOCK_REALTIME start)\n", t);
 	if (j->nunreadable)
-		fprintf(f, "%zu input%s could not be read (listed at the end)\n", j->nunreadable, j->nunreadable == 1 ? "" : "s");
+		tlm_text_line(f, "%zu input%s could not be read (listed at the end)\n", j->nunreadable, j->nunreadable == 1 ? "" : "s");
 
 	fprintf(f, "\nPROCESSES                                          PEAK (device memory)\n");
-	fprintf(f, "%6s %5s %-6s %-14s %8s %4s %11s %11s %5s %4s %10s\n", "rank", "local", "role", "host", "pid", "dev",
+	tlm_text_line(f, "%6s %5s %-6s %-14s %8s %4s %11s %11s %5s %4s %10s\n", "rank", "local", "role", "host", "pid", "dev",
 		"reserved", "allocated", "leaks", "OOMs", "start");
 	for (size_t i = 0; i < j->nprocs; i++) {
 		const struct tlm_job_proc *p = &j->procs[i];
@@ -89,7 +96,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 		opt_num(lr, sizeof lr, p->local_rank);
 		opt_num(dev, sizeof dev, p->device);
 		tlm_job_secs(st, sizeof st, job_offset(j, p->start_realtime_ns));
-		fprintf(f, "%6s %5s %-6s %-14.14s %8" PRIu32 " %4s %11s %11s %5" PRIu64 " %4" PRIu64 " %10s%s%s\n", rk, lr,
+		tlm_text_line(f, "%6s %5s %-6s %-14.14s %8" PRIu32 " %4s %11s %11s %5" PRIu64 " %4" PRIu64 " %10s%s%s\n", rk, lr,
 			p->role, p->host, p->pid, dev, tlm__human(a, sizeof a, p->peak_reserved),
 			tlm__human(b, sizeof b, p->peak_allocated), p->leak_sites, p->ooms, st,
 			strcmp(p->exit, "clean") ? " " : "", strcmp(p->exit, "clean") ? p->exit : "");
@@ -98,11 +105,11 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 	tlm_job_owners_text(j, f); /* only when a process has owners */
 
 	if (j->ncompared > 1) {
-		fprintf(f, "\nACROSS %zu %s\n", j->ncompared, j->compared_ranks ? "RANKS" : "PROCESSES");
+		tlm_text_line(f, "\nACROSS %zu %s\n", j->ncompared, j->compared_ranks ? "RANKS" : "PROCESSES");
 		text_spread(f, j, "peak reserved", &j->peak_reserved);
 		text_spread(f, j, "peak allocated", &j->peak_allocated);
 		if (j->ndiffs) {
-			fprintf(f, "\nSITES THAT DIFFER MOST BETWEEN %s (device memory at each one's allocated peak)\n",
+			tlm_text_line(f, "\nSITES THAT DIFFER MOST BETWEEN %s (device memory at each one's allocated peak)\n",
 				j->compared_ranks ? "RANKS" : "PROCESSES");
 			for (size_t i = 0; i < j->ndiffs; i++) {
 				const struct tlm_job_diff *d = &j->diffs[i];
@@ -111,28 +118,28 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 				tlm_job_proc_name(&j->procs[d->max_proc], nb, sizeof nb);
 				size_t len = strlen(d->key);
 				if (len > 96)
-					fprintf(f, "  %.93s...\n", d->key);
+					tlm_text_line(f, "  %.93s...\n", d->key);
 				else
-					fprintf(f, "  %s\n", d->key);
-				fprintf(f, "      spread %s: %s (%s) to %s (%s)\n", tlm__human(c, sizeof c, d->max - d->min),
+					tlm_text_line(f, "  %s\n", d->key);
+				tlm_text_line(f, "      spread %s: %s (%s) to %s (%s)\n", tlm__human(c, sizeof c, d->max - d->min),
 					tlm__human(a, sizeof a, d->min), na, tlm__human(b, sizeof b, d->max), nb);
 			}
 		} else {
-			fprintf(f, "\nno site holds different bytes on different %s\n",
+			tlm_text_line(f, "\nno site holds different bytes on different %s\n",
 				j->compared_ranks ? "ranks" : "processes");
 		}
 	}
 
 	if (j->noom_procs) {
 		size_t n = j->noom_procs < 8 ? j->noom_procs : 8;
-		fprintf(f, "\nOUT OF MEMORY: %zu process%s hit an OOM; in job time order:\n", j->noom_procs,
+		tlm_text_line(f, "\nOUT OF MEMORY: %zu process%s hit an OOM; in job time order:\n", j->noom_procs,
 			j->noom_procs == 1 ? "" : "es");
 		for (size_t i = 0; i < n; i++) {
 			const struct tlm_job_proc *p = &j->procs[j->oom_order[i]];
 			char nm[64], ts[32], rq[32];
 			tlm_job_proc_name(p, nm, sizeof nm);
 			tlm_job_secs(ts, sizeof ts, job_offset(j, oom_real(p)));
-			fprintf(f, "  %s%s (%s, pid %" PRIu32 ") at %s: %s requested on device %d, %" PRIu64 " OOM%s\n",
+			tlm_text_line(f, "  %s%s (%s, pid %" PRIu32 ") at %s: %s requested on device %d, %" PRIu64 " OOM%s\n",
 				i ? "" : "first: ", nm, p->host, p->pid, ts, tlm__human(rq, sizeof rq, p->first_oom_requested),
 				p->first_oom_device, p->ooms, p->ooms == 1 ? "" : "s");
 			tlm_job_devmem_oom_text(p, f);
@@ -144,7 +151,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 		fprintf(f, "\nUNREADABLE\n");
 		for (size_t i = 0; i < j->nprocs; i++)
 			if (j->procs[i].error)
-				fprintf(f, "  %s: %s\n", j->procs[i].source, j->procs[i].error);
+				tlm_text_line(f, "  %s: %s\n", j->procs[i].source, j->procs[i].error);
 	}
 	fprintf(f, "\nper process: tlm report TRACE; this report as JSON: --format json (tlm-job/1)\n");
 	return ferror(f) ? -1 : 0;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/input.h"
 #include "live_int.h"
 
 #define SCAN_NS 1000000000ull /* a directory or manifest is looked at once a second */
@@ -64,7 +65,7 @@ static bool is_trace(const char *path, const char *name)
 	if (ends_with(name, ".trace") || strstr(name, ".trace."))
 		return true; /* tlm-<pid>.trace, PATH.1 after an exec */
 	char magic[8];
-	FILE *f = fopen(path, "rbe");
+	FILE *f = tlm_input_fopen(path, 0, NULL, 0);
 	bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, TLM_TRACE_MAGIC, 8);
 	if (f)
 		fclose(f);
@@ -94,7 +95,7 @@ static void scan_dir(struct tlm_live_job *j)
 
 static void scan_manifest(struct tlm_live_job *j)
 {
-	FILE *f = fopen(j->src, "re");
+	FILE *f = tlm_input_fopen(j->src, 0, NULL, 0); /* whoever can write it could make it a FIFO */
 	if (!f)
 		return;
 	char line[4400];

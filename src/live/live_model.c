@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/input.h"
 #include "live_int.h"
 #include "render/render.h" /* tlm__cupti_prop */
 
@@ -233,6 +234,11 @@ static void try_open(struct tlm_live *l)
 		return;
 	}
 	char err[256];
+	if (tlm_input_kind(st.st_mode)) { /* a FIFO, a device: nothing to follow, never waited on */
+		snprintf(err, sizeof err, "not a regular file (%s)", tlm_input_kind(st.st_mode));
+		fail(l, err);
+		return;
+	}
 	l->rd = tlm_reader_open(l->path, err, sizeof err);
 	if (!l->rd) {
 		if (!strncmp(err, "truncated header", 16) || !strcmp(err, "not a tlm trace (empty file)"))

@@ -18,6 +18,7 @@
 
 #include <curses.h>
 
+#include "common/text.h"
 #include "live_fmt.h"
 #include "live_int.h"
 #include "render/render.h"
@@ -40,8 +41,9 @@ static void put(int y, int x, int attr, const char *s)
 {
 	if (y < 0 || y >= LINES || x >= COLS)
 		return;
+	char safe[1024]; /* paths, commands and site names come from traces: shown safe */
 	attron(attr);
-	mvaddnstr(y, x, s, COLS - x);
+	mvaddnstr(y, x, tlm_text_copy(safe, sizeof safe, s), COLS - x);
 	attroff(attr);
 }
 

@@ -33,7 +33,6 @@
 #include "recording/exit_paths.h"
 #include "recording/forkguard.h"
 #include "recording/guard.h"
-#include "recording/nvml_dl.h"
 #include "recording/realsym.h"
 #include "recording/ring.h"
 #include "recording/writer/summary.h"
@@ -302,7 +301,6 @@ static void parent_end(void *unused)
 	(void)unused;
 	atomic_store(&parent_end_armed, 0);
 	if (tlm__forkguard_owner() && atomic_load(&tlm__state) == TLM__RUNNING) {
-		tlm__nvml_forbid_load();
 		tlm__writer_finish();
 		tlm__summary(tlm__writer_path());
 	}

@@ -3,9 +3,21 @@
  * nvml_dl.c - NVML's list of the processes using a device, for DEVPROCS
  * records, asked by the writer thread (writer_devmem.c).
  *
- * libnvidia-ml.so.1 is opened on the first sample (RTLD_NOW | RTLD_LOCAL,
- * never a link-time dependency), initialised once and never shut down (the
- * host may use NVML too: its init/shutdown count is its own). A CUDA
+ * libnvidia-ml.so.1 is opened (RTLD_NOW | RTLD_LOCAL, never a link-time
+ * dependency) and initialised by the thread that starts the recording,
+ * inside the host's first recorded CUDA call, once, never shut down (the
+ * host may use NVML too: its init/shutdown count is its own); the writer
+ * thread only asks. It must not load: a dlopen takes the loader's load lock,
+ * then its list lock for a new object (ThreadSanitizer's dlopen also walks
+ * the list under a lock of its own, even for a loaded one); a host that
+ * calls dlopen inside a dl_iterate_phdr callback holds the list lock and
+ * wants the load lock, and the two deadlock (seen:
+ * test_dlclose_inside_dl_iterate_phdr under TSan, 3 runs in 300, the writer
+ * in this dlopen; then 3 in 300 in the simulated NVML's first dlopen of the
+ * driver, now made in its nvmlInit). A process that ends before it started
+ * recording never loads NVML (a vfork child's exit ending the parent's trace
+ * from a TLS destructor: loading then ran constructors in the middle of
+ * exit). A CUDA
  * ordinal maps to an NVML device by its PCI bus id (cuDeviceGetPCIBusId),
  * cached per device. The process list is asked with
  * nvmlDeviceGetComputeRunningProcesses_v3, else _v2, else the unversioned
@@ -50,8 +62,10 @@ static void *sym(void *h, const char *name)
 	return tlm__real_dlsym ? tlm__real_dlsym(h, name) : NULL;
 }
 
-static void load(void)
+void tlm__nvml_open(void)
 {
+	if (state)
+		return; /* once (a fork child has its parent's) */
 	state = 2;
 	init_status = TLM_DEVPROCS_NO_NVML;
 	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -120,27 +134,11 @@ static void *handle(int device, int *status)
 	return dev[device].tried == 1 ? dev[device].h : NULL;
 }
 
-/* A vfork child's exit ends the parent's trace from a TLS destructor of the
- * parent's exit: too late to load a library (its constructors would run in
- * the middle of exit); NVML answers only if it is loaded already. */
-static bool no_load;
-
-void tlm__nvml_forbid_load(void)
-{
-	no_load = true;
-}
-
 void tlm__nvml_procs(int device, struct tlm_rec_devprocs *out)
 {
 	out->n = 0;
-	if (!state && no_load) {
-		out->status = TLM_DEVPROCS_NO_NVML;
-		return;
-	}
-	if (!state)
-		load();
 	if (state != 1) {
-		out->status = init_status;
+		out->status = state ? init_status : TLM_DEVPROCS_NO_NVML;
 		return;
 	}
 	int st;

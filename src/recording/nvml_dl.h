@@ -3,9 +3,10 @@
  * nvml_dl.h - NVML, opened at run time with RTLD_LOCAL (never linked), for
  * the processes that use a device and their memory (DEVPROCS records).
  *
- * Contract: asked from the writer thread only; status as in
- * tlm_rec_devprocs (-1 when no NVML could be loaded, said once, or
- * TLM_NVML=off).
+ * Contract: opened and initialised by the thread that starts the recording
+ * (tlm__nvml_open), then asked from the writer thread only, which never
+ * loads anything (nvml_dl.c); status as in tlm_rec_devprocs (-1 when no
+ * NVML could be loaded, said once, or TLM_NVML=off).
  */
 #ifndef TLM_REC_NVML_DL_H
 #define TLM_REC_NVML_DL_H
@@ -14,6 +15,6 @@
 #include "tlm/trace.h"
 
 void tlm__nvml_procs(int device, struct tlm_rec_devprocs *out) TLM_HIDDEN;
-void tlm__nvml_forbid_load(void) TLM_HIDDEN; /* from now on, no dlopen of NVML (a vfork child's exit) */
+void tlm__nvml_open(void) TLM_HIDDEN; /* load and init NVML: on the thread that starts the recording, never the writer */
 
 #endif

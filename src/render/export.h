@@ -61,7 +61,8 @@ void tlm_report_segmaps_free(struct tlm_report_segmap *m, size_t n);
 int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen);
 int tlm_report_chrome(struct tlm_report *r, FILE *f);
 /* The pickle torch.cuda.memory._dump_snapshot() writes (render_torch_snapshot.c);
- * a third pass over the trace. */
+ * a third pass over the trace. On success err is "" or one line saying what
+ * its bounded window left out. */
 int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t errlen);
 /* live: live at the end; peak: the reserved peak's segments (a second pass);
  * peak-allocated: what held each allocated peak (the report's AT PEAK) */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "render/render.h"
 
 uint64_t tlm__clamp_u64(double v)
@@ -70,10 +71,7 @@ const char *tlm__base(const char *path)
 
 static void put_clipped(FILE *f, char *s)
 {
-	size_t n = 0;
-	for (char *p = s; *p; p++, n++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-			*p = '?';
+	size_t n = strlen(tlm_text_safe(s)); /* src/common/text.h: the one rule */
 	/* Trailing spaces from padded columns are noise. */
 	while (n && s[n - 1] == ' ')
 		s[--n] = 0;
@@ -108,7 +106,7 @@ void tlm__command_line(FILE *f, const char *prefix, const char *path)
 			if (*c == '\'')
 				fputs("'\\''", f);
 			else
-				fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
+				fputc(tlm_text_ok((unsigned char)*c) ? *c : '?', f);
 		}
 		fputc('\'', f);
 	}

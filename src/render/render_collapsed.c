@@ -16,29 +16,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "render/export.h"
-#include "encoders/json_out.h"
 #include "render/render.h"
 
-/* Writes s with ';' -> ':', control bytes -> '?', invalid UTF-8 -> '?'. */
+/* Writes s with ';' -> ':' (the format's separator), and every byte the
+ * one rule of src/common/text.h does not show (controls, C1 controls,
+ * ill-formed UTF-8) as '?'; printable UTF-8 is kept (flame graphs show it). */
 static void clean(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 	for (size_t i = 0; i < n;) {
-		if (p[i] >= 0x80) {
-			size_t bad = 1, k = tlm__utf8_seq(p + i, n - i, &bad);
-			if (k) {
-				fwrite(p + i, 1, k, f);
-				i += k;
-			} else {
-				fputc('?', f);
-				i += bad;
-			}
-			continue;
+		size_t bad, k = tlm_text_utf8(p + i, n - i, &bad);
+		if (!k) {
+			fputc('?', f);
+			i += bad;
+		} else if (p[i] == ';') {
+			fputc(':', f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
 		}
-		fputc(p[i] == ';' ? ':' : p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i], f);
-		i++;
 	}
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/devmem.h"
+#include "analysis/internal.h"
 #include "render/render.h"
 #include "render/render_owners.h"
 #include "render/render_steps.h"
@@ -111,7 +112,7 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 				lines += 1 + tlm__devmem_summary_oom(f, r, i);
 			}
 		char wi[400];
-		if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif */
+		if (!r->priv->stream && !tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif; a pipe is read once */
 			tlm__line(f, "  %s", wi);
 	}
 	if (r->unmatched_frees || r->inconsistencies)

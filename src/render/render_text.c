@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/devmem.h"
+#include "analysis/internal.h"
 #include "render/render.h"
 #include "render/render_owners.h"
 #include "render/render_steps.h"
@@ -352,7 +353,7 @@ static void ooms(FILE *f, struct tlm_report *r)
 	if (r->ooms_total > TEXT_OOMS)
 		tlm__line(f, "  ... %" PRIu64 " more", r->ooms_total - (r->nooms < TEXT_OOMS ? r->nooms : TEXT_OOMS));
 	char wi[400];
-	if (!tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif: a setting that avoids a fragmentation OOM */
+	if (!r->priv->stream && !tlm_wi_oom_hint(r->path, wi, sizeof wi)) /* src/whatif: a setting that avoids a fragmentation OOM */
 		tlm__line(f, "  %s", wi);
 }
 

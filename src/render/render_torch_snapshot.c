@@ -33,7 +33,16 @@
 #include "encoders/pickle_out.h"
 #include "render/render.h"
 
-#define SNAP_MAX_ALLOCS (4u << 20) /* allocations kept; the rest are counted */
+/* Memory and file size bounded by the live state, whatever the trace's
+ * length (a 150 KB crafted trace made a 1.08 GB pickle): every allocation
+ * live at once (more than SNAP_MAX_LIVE stops the export with one line),
+ * and the device traces of the last SNAP_KEEP allocations to end, as
+ * PyTorch's own snapshot keeps the last max_entries (its window replays
+ * backwards from the segments, the state at the end); the rest are
+ * counted (allocations_not_kept) and said. */
+#define SNAP_MAX_LIVE (4u << 20)
+#define SNAP_KEEP 100000u
+#define SNAP_MAX_MEMO (1u << 20) /* stacks whose frames are written once; ids beyond: each time */
 #define SMALL_SEGMENT (2u << 20)   /* PyTorch's small pool takes 2 MiB segments */
 
 enum act { A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_OOM };
@@ -483,7 +492,9 @@ done:
 int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 {
 	struct snap s = {.r = r};
-	if (tlm__alog_build(r, SNAP_MAX_ALLOCS, true, &s.l, err, errlen))
+	if (errlen)
+		err[0] = 0;
+	if (tlm__alog_build_recent(r, SNAP_MAX_LIVE, SNAP_KEEP, true, &s.l, err, errlen))
 		return -1;
 	int nd = s.l.max_device + 1;
 	s.python_only = r->priv->npy && !r->priv->full_stacks;
@@ -497,7 +508,7 @@ int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t e
 	for (size_t i = 0; i < s.l.noom; i++)
 		if (s.l.oom[i].stack_id > maxstack)
 			maxstack = s.l.oom[i].stack_id;
-	s.nmemo = maxstack < (1u << 26) ? maxstack + 1 : 1u << 26; /* beyond: written each time */
+	s.nmemo = maxstack < SNAP_MAX_MEMO ? maxstack + 1 : SNAP_MAX_MEMO; /* a crafted id: no 256 MiB table */
 	s.tapped = calloc((size_t)nd + 1, sizeof *s.tapped);
 	s.frames_memo = calloc(s.nmemo, sizeof *s.frames_memo);
 	int rc = -1;
@@ -552,6 +563,11 @@ int tlm_report_torch_snapshot(struct tlm_report *r, FILE *f, char *err, size_t e
 	rc = tlm__pk_finish(&s.pk);
 	if (rc)
 		snprintf(err, errlen, "write error");
+	else if (s.l.dropped || s.l.oom_dropped) /* said on success: what the window left out */
+		snprintf(err, errlen, "device traces: the allocations live at the end and the last %u to end; "
+			 "%llu that ended before them left out (allocations_not_kept)%s",
+			 SNAP_KEEP, (unsigned long long)s.l.dropped,
+			 s.l.oom_dropped ? ", and the failed allocations past the first 65536" : "");
 out:
 	free(s.tapped);
 	free(s.frames_memo);

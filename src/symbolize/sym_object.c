@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sym_object.c - libdwfl: a file, its DWARF scopes, line table and symbols. */
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symbolize/sym_debuginfo.h"
 #include "symbolize/sym_demangle.h"
 #include "symbolize/sym_elfsyms.h"
 #include "symbolize/sym_object.h"
@@ -18,6 +20,8 @@
 #define MAX_CHAIN 64
 
 struct tlm__symobj {
+	struct tlm__dbgstate dbg;   /* the module's userdata: what tlm__find_debuginfo found */
+	bool dw_checked, no_dwarf;  /* no_dwarf: its dwz alt file was not found (see below) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct tlm__scopes *scopes; /* NULL: out of memory, use the slow path */
@@ -25,13 +29,13 @@ struct tlm__symobj {
 	bool syms_tried;
 };
 
-/* debuginfo_path NULL = libdwfl's default ":.debug:/usr/lib/debug": next to
- * the file, in .debug/ beside it, and under /usr/lib/debug (by path and by
- * build-id). find_elf is never called: the file is reported by name. */
+/* Debug files are found where libdwfl's standard callback looks, but never
+ * waited on (a debug link can name a FIFO): sym_debuginfo.h. find_elf is
+ * never called: the file is reported by name. */
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = tlm__find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -78,6 +82,9 @@ struct tlm__symobj *tlm__symobj_open(const char *path)
 		free(o);
 		return NULL;
 	}
+	void **ud;
+	if (dwfl_module_info(o->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = &o->dbg;
 	o->scopes = tlm__scopes_new();
 	return o;
 }
@@ -169,11 +176,35 @@ static int find_chain(struct tlm__symobj *o, Dwarf_Die *cu, Dwarf_Addr pc, uint6
 	return n;
 }
 
+/* Whether the DWARF can be read. libdw opens a dwz alt file it was not given
+ * by itself, with a plain open(2) (a FIFO named by .gnu_debugaltlink would
+ * block it), the first time a DIE refers into it: a module whose alt file
+ * tlm__find_debuginfo did not find is named from its ELF symbols only. */
+static bool dwarf_usable(struct tlm__symobj *o)
+{
+	if (!o->dw_checked) {
+		o->dw_checked = true;
+		Dwarf_Addr bias;
+		Dwarf *dw = dwfl_module_getdwarf(o->mod, &bias); /* finds the debug file and the alt file */
+		const char *alt;
+		const void *id;
+		o->no_dwarf = dw && dwelf_dwarf_gnu_debugaltlink(dw, &alt, &id) > 0 && !o->dbg.alt_found;
+	}
+	return !o->no_dwarf;
+}
+
 size_t tlm__symobj_lookup(struct tlm__symobj *o, uint64_t addr, struct tlm__strtab *t,
 			  struct tlm_frame *out, size_t max)
 {
 	if (!max)
 		return 0;
+	if (!dwarf_usable(o)) {
+		out[0].function = tlm__demangle(t, elf_symbol(o, addr, NULL));
+		out[0].file = NULL;
+		out[0].line = 0;
+		out[0].inlined = false;
+		return 1;
+	}
 	/* The innermost location is the line table's row for the address. */
 	const char *file = NULL;
 	int line = 0;

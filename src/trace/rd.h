@@ -35,6 +35,7 @@ struct tlm_reader {
 	size_t crc_budget;  /* bytes a resynchronisation scan may still CRC */
 	int done;
 	bool follow;        /* tlm_reader_follow(): the file may still grow */
+	bool stream;        /* a pipe or FIFO: read once, never seeks */
 
 	/* Payload being decoded. */
 	const uint8_t *p, *end;

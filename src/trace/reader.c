@@ -19,6 +19,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/input.h"
 #include "header.h"
 #include "rd.h"
 
@@ -439,6 +440,11 @@ int tlm_reader_next(struct tlm_reader *r, struct tlm_record *rec)
 	}
 }
 
+bool tlm_reader_is_stream(const struct tlm_reader *r)
+{
+	return r->stream;
+}
+
 void tlm_reader_follow(struct tlm_reader *r, bool on)
 {
 	r->follow = on;
@@ -478,9 +484,12 @@ struct tlm_reader *tlm_reader_open(const char *path, char *err, size_t errlen)
 	r->buf = malloc(r->cap);
 	if (!r->buf)
 		return open_fail(r, err, errlen, "out of memory");
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file, or a pipe read as a stream; never a device, and never
+	 * a wait in open(2) */
+	r->fd = tlm_input_open(path, TLM_INPUT_PIPE, why, sizeof why);
 	if (r->fd < 0)
-		return open_fail(r, err, errlen, "cannot open: %s", strerror(errno));
+		return open_fail(r, err, errlen, "%s", why);
+	r->stream = tlm_input_is_pipe(r->fd);
 
 	size_t a;
 	const uint8_t *b = window(r, 0, TLM__HDR_FIXED, &a);

@@ -72,6 +72,7 @@ void tlm__wi_erase(struct wi_set *s, const struct wi_block *b);
 void tlm__wi_set_free(struct wi_set *s);
 int tlm__wi_table_put(struct wi_table *t, uint64_t key, uint64_t val);
 uint64_t tlm__wi_table_take(struct wi_table *t, uint64_t key); /* 0: absent */
+uint64_t tlm__wi_table_get(const struct wi_table *t, uint64_t key); /* 0: absent */
 void tlm__wi_table_free(struct wi_table *t);
 
 /* model.c, for model_expand.c */

@@ -123,6 +123,16 @@ int tlm__wi_table_put(struct wi_table *t, uint64_t key, uint64_t b)
 	return 0;
 }
 
+uint64_t tlm__wi_table_get(const struct wi_table *t, uint64_t key)
+{
+	if (!t->cap)
+		return 0;
+	size_t j = slot(key, t->cap);
+	while (t->val[j] && t->key[j] != key)
+		j = (j + 1) & (t->cap - 1);
+	return t->val[j];
+}
+
 /* Removes and returns; backward-shift deletion keeps probe chains whole. */
 uint64_t tlm__wi_table_take(struct wi_table *t, uint64_t key)
 {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "whatif/whatif.h"
 
 #define MiB (1ull << 20)
@@ -44,11 +45,11 @@ static void text_check(const struct tlm_wi_device *d, FILE *f)
 int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 {
 	char a[32], b[32], c[32];
-	fprintf(f, "recorded settings: %s%s\n", r->recorded_spec[0] ? r->recorded_spec : "PyTorch's defaults",
+	tlm_text_line(f, "recorded settings: %s%s\n", r->recorded_spec[0] ? r->recorded_spec : "PyTorch's defaults",
 		r->recorded_known ? "" : " (the trace does not say; assumed)");
 	for (size_t i = 0; i < r->ndev; i++) {
 		const struct tlm_wi_device *d = &r->dev[i];
-		fprintf(f, "\ndevice %d: %s of memory%s; %" PRIu64 " block requests, %" PRIu64 " frees, %" PRIu64
+		tlm_text_line(f, "\ndevice %d: %s of memory%s; %" PRIu64 " block requests, %" PRIu64 " frees, %" PRIu64
 			   " OOM%s recorded\n", d->device, d->memory_known ? human(a, sizeof a, d->memory) : "unknown amount",
 			!d->memory_known ? " (the trace does not say: OOMs cannot be predicted, use --memory)" :
 			!strcmp(d->memory_source, "device") ? " (the device's size)" : "",
@@ -58,12 +59,12 @@ int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 		for (size_t k = 0; k < d->nres; k++)
 			if ((int)strlen(d->res[k].label) > w)
 				w = (int)strlen(d->res[k].label);
-		fprintf(f, "  %-*s %13s %5s %5s  %-22s %s\n", w, "setting", "peak reserved", "frag", "OOMs", "first OOM",
+		tlm_text_line(f, "  %-*s %13s %5s %5s  %-22s %s\n", w, "setting", "peak reserved", "frag", "OOMs", "first OOM",
 			"driver allocs/frees");
 		for (size_t k = 0; k < d->nres; k++) {
 			const struct tlm_wi_result *x = &d->res[k];
 			if (!x->valid) {
-				fprintf(f, "  %-*s %s\n", w, x->label, x->note);
+				tlm_text_line(f, "  %-*s %s\n", w, x->label, x->note);
 				continue;
 			}
 			char oom[48] = "-";
@@ -72,11 +73,11 @@ int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 				snprintf(oom, sizeof oom, s >= 10 ? "%.1fs %s" : "%.3fs %s", s,
 					 human(c, sizeof c, x->oom[0].request));
 			}
-			fprintf(f, "  %-*s %13s %5.2f %5" PRIu64 "  %-22s %" PRIu64 "/%" PRIu64 "%s%s\n", w, x->label,
+			tlm_text_line(f, "  %-*s %13s %5.2f %5" PRIu64 "  %-22s %" PRIu64 "/%" PRIu64 "%s%s\n", w, x->label,
 				human(b, sizeof b, x->peak_reserved), x->frag_at_peak, x->nooms, oom, x->driver_allocs,
 				x->driver_frees, x->note[0] ? "  " : "", x->note);
 		}
-		fprintf(f, "  => %s\n", d->recommendation);
+		tlm_text_line(f, "  => %s\n", d->recommendation);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -86,14 +87,23 @@ int tlm_wi_render_text(const struct tlm_wi_report *r, FILE *f)
 static void jstr(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t bad, k = tlm_text_utf8(p + i, n - i, &bad);
+		if (p[i] == '"' || p[i] == '\\') {
+			fprintf(f, "\\%c", p[i]);
+			i++;
+		} else if (p[i] < 0x80 && !k) {
+			fprintf(f, "\\u%04x", p[i]);
+			i++;
+		} else if (!k) { /* a C1 control or ill-formed UTF-8: valid, inert JSON */
+			fputs("\\ufffd", f);
+			i += bad;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
 	}
 	fputc('"', f);
 }

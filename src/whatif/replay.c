@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay.c - runs each device's requests through the model under the
- * recorded settings and each alternative (whatif.h), checks the recorded
- * replay against the trace, and picks the recommendation.
+ * replay.c - one device's replays in lock step (replay_int.h, struct
+ * wi_reps): a model per setting, each on its own simulated device, fed op by
+ * op as the trace is read. The recorded settings' model is compared with the
+ * trace as it goes (block addresses and sizes, the allocator's totals, its
+ * driver calls in order) and guesses each request behind a whole block for
+ * the others (requests.c). Memory: each model's live state and the calls not
+ * compared yet.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,16 +15,30 @@
 
 #include "whatif/replay_int.h"
 
-#define MiB (1ull << 20)
-#define GiB (1ull << 30)
 #define NO_MEMORY_TOTAL (1ull << 40) /* the device size a replay assumes when the trace gives none */
 
-struct check_ctx {
-	struct tlm_wi_check *c;
-	const struct wi_dev *d;
+typedef unsigned long long ull;
+
+struct run1 {                    /* one model replaying one setting */
+	struct tlm_wi_settings s;
+	struct tlm_wi_model *m;
+	struct wi_sim sim;
+	struct wi_table blocks;      /* trace block address -> model address + 1 */
+	struct wi_table others;      /* others' memory: trace key -> sim address + 1, UINT64_MAX no room */
+	struct tlm_wi_result r;
+	bool check, primary;         /* the recorded settings (compared); the one that guesses */
+	struct tlm_wi_check chk;
+	struct wi_fifo calls, oseg, ores; /* the trace's calls not compared yet; the addresses to take */
+	struct wi_sizes seen;
+	uint64_t compared, last_peak, foreign_failed;
+	bool rec_gc, same_divs;
 };
 
-typedef unsigned long long ull;
+struct wi_reps {
+	struct run1 *run;            /* [0] recorded (primary rule), [1] other rule when checked, alternatives */
+	size_t nrun, nchecks;
+	uint64_t memory_opt, memory;
+};
 
 /* Keeps the earliest mismatch of the run (driver calls are compared after it). */
 __attribute__((format(printf, 3, 4))) static void mismatch(struct tlm_wi_check *c, uint64_t pos, const char *fmt, ...)
@@ -41,54 +59,63 @@ static const char *what_name(int w)
 	return w >= 0 && w <= WI_CREATE_FAIL ? n[w] : "?";
 }
 
-/* The model's driver calls against the recorded ones, one by one. */
-static void compare_log(struct tlm_wi_check *c, const struct wi_dev *d, const struct wi_sim *s)
+/* The model's driver calls against the recorded ones, pair by pair as both
+ * come; at the end (or when one side runs too far ahead) the rest is one-sided. */
+static void compare_calls(struct run1 *u, bool end)
 {
-	size_t n = d->nev > s->nlog ? d->nev : s->nlog;
-	for (size_t i = 0; i < n; i++) {
-		const struct wi_devev *a = i < d->nev ? &d->ev[i] : NULL, *b = i < s->nlog ? &s->log[i] : NULL;
+	struct tlm_wi_check *c = &u->chk;
+	struct wi_sim *s = &u->sim;
+	while (u->calls.n || s->nlog) {
+		const struct wi_devev *a = u->calls.n ? &u->calls.v[u->calls.head] : NULL;
+		const struct wi_devev *b = s->nlog ? &s->log[s->loghead] : NULL;
+		if ((!a || !b) && !end && u->calls.n < WI_MAX_HELD && s->nlog < WI_MAX_HELD)
+			return;
+		size_t i = (size_t)++u->compared;
 		c->segment_events++;
 		if (!a || !b) {
-			mismatch(c, (a ? a->at : b->at) * 2, "driver call %zu: the %s has a %s of %llu B before block op %llu, the %s none", i + 1,
+			mismatch(c, (a ? a->at : b->at) * 2, "driver call %zu: the %s has a %s of %llu B before block op %llu, the %s none", i,
 				 a ? "trace" : "model", what_name(a ? a->what : b->what), (ull)(a ? a->size : b->size),
 				 (ull)(a ? a->at : b->at) + 1, a ? "model" : "trace");
-			continue;
+		} else {
+			bool addr_matters = a->what != WI_SEG_FAIL && a->what != WI_CREATE_FAIL && a->what != WI_RESERVE &&
+					    a->what != WI_RESERVE_FREE;
+			bool size_matters = a->what != WI_RESERVE && a->what != WI_RESERVE_FREE;
+			if (a->what != b->what || a->at != b->at || (size_matters && a->size != b->size) ||
+			    (addr_matters && a->addr != b->addr))
+				mismatch(c, (a->at < b->at ? a->at : b->at) * 2, "driver call %zu: the trace has a %s of %llu B at 0x%llx before block op %llu, the model a %s of %llu B at 0x%llx before block op %llu",
+					 i, what_name(a->what), (ull)a->size, (ull)a->addr, (ull)a->at + 1, what_name(b->what),
+					 (ull)b->size, (ull)b->addr, (ull)b->at + 1);
 		}
-		bool addr_matters = a->what != WI_SEG_FAIL && a->what != WI_CREATE_FAIL && a->what != WI_RESERVE &&
-				    a->what != WI_RESERVE_FREE;
-		bool size_matters = a->what != WI_RESERVE && a->what != WI_RESERVE_FREE;
-		if (a->what != b->what || a->at != b->at || (size_matters && a->size != b->size) ||
-		    (addr_matters && a->addr != b->addr)) {
-			mismatch(c, (a->at < b->at ? a->at : b->at) * 2, "driver call %zu: the trace has a %s of %llu B at 0x%llx before block op %llu, the model a %s of %llu B at 0x%llx before block op %llu",
-				 i + 1, what_name(a->what), (ull)a->size, (ull)a->addr, (ull)a->at + 1, what_name(b->what),
-				 (ull)b->size, (ull)b->addr, (ull)b->at + 1);
-		}
+		if (a)
+			tlm__wi_fifo_pop(&u->calls);
+		if (b)
+			tlm__wi_sim_log_pop(s);
 	}
 }
 
-static void note_oom(struct tlm_wi_result *r, const struct wi_op *o, uint64_t request, const struct tlm_wi_model *m,
-		     const struct wi_sim *s, bool recorded)
+static void note_oom(struct run1 *u, const struct wi_op *o, uint64_t request, bool recorded)
 {
+	struct tlm_wi_result *r = &u->r;
 	if (r->nooms++ >= TLM_WI_MAX_OOMS)
 		return;
 	struct tlm_wi_stats st;
-	tlm_wi_model_stats(m, &st);
+	tlm_wi_model_stats(u->m, &st);
 	uint64_t fr, big;
-	tlm_wi_model_free_space(m, &fr, &big);
-	struct tlm_wi_oom *x = &r->oom[r->nooms - 1];
-	uint64_t df = tlm__wi_sim_free_bytes(s);
-	*x = (struct tlm_wi_oom){o->t, request, st.allocated, st.reserved, fr, df == UINT64_MAX ? 0 : df,
-				 df != UINT64_MAX && fr + df >= request, recorded};
+	tlm_wi_model_free_space(u->m, &fr, &big);
+	uint64_t df = tlm__wi_sim_free_bytes(&u->sim);
+	r->oom[r->nooms - 1] = (struct tlm_wi_oom){o->t, request, st.allocated, st.reserved, fr,
+						   df == UINT64_MAX ? 0 : df, df != UINT64_MAX && fr + df >= request,
+						   recorded};
 }
 
-/* Whether the recorded run made a new segment for block op `at` at addr. */
-static bool recorded_segment(const struct wi_dev *d, size_t *cur, uint64_t at, uint64_t addr)
+/* Whether the recorded run made a new segment at addr for the block op now. */
+static bool recorded_segment(const struct run1 *u, uint64_t addr)
 {
-	while (*cur < d->nev && d->ev[*cur].at < at)
-		(*cur)++;
-	for (size_t i = *cur; i < d->nev && d->ev[i].at == at; i++)
-		if (d->ev[i].what == WI_SEG_ALLOC && d->ev[i].addr == addr)
+	for (size_t i = 0; i < u->calls.n; i++) {
+		const struct wi_devev *e = &u->calls.v[u->calls.head + i];
+		if (e->at == u->sim.at && e->what == WI_SEG_ALLOC && e->addr == addr)
 			return true;
+	}
 	return false;
 }
 
@@ -97,140 +124,257 @@ static bool recorded_segment(const struct wi_dev *d, size_t *cur, uint64_t at, u
  * the block is a new segment and a request of its size would have been given
  * a cached oversize block: the request was below the limit (no oversize
  * cached block serves such a request) and took the new segment whole. */
-static uint64_t recorded_request(const struct tlm_wi_model *m, const struct tlm_wi_settings *rec,
-				 const struct wi_dev *d, size_t *cur, uint64_t at, const struct wi_op *o)
+static uint64_t recorded_request(const struct run1 *u, const struct wi_op *o)
 {
-	uint64_t ms = rec->max_split;
-	if (ms == UINT64_MAX || rec->expandable || o->size < ms || o->size - TLM_WI_SMALL_SIZE >= ms)
+	uint64_t ms = u->s.max_split;
+	if (ms == UINT64_MAX || u->s.expandable || o->size < ms || o->size - TLM_WI_SMALL_SIZE >= ms)
 		return o->size;
-	if (!tlm_wi_model_peek(m, o->size, 0) || !recorded_segment(d, cur, at, o->addr))
+	if (!tlm_wi_model_peek(u->m, o->size, 0) || !recorded_segment(u, o->addr))
 		return o->size;
 	return o->size - TLM_WI_SMALL_SIZE;
 }
 
-/* One replay. check: compare with the trace (the recorded settings), and
- * guess each block's request into req[] for the other replays; else req[]
- * (when not NULL) holds the requests. */
-static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, const struct tlm_wi_settings *rec,
-		  uint64_t memory, struct tlm_wi_result *r, struct tlm_wi_check *check, uint64_t *req)
+/* One op through one model. *req: the guessed request of a block (the
+ * primary check sets it, the others use it). -1: no memory. */
+static int step(struct run1 *u, const struct wi_op *o, uint64_t *req)
 {
-	struct wi_sizes seen = {0};
-	size_t evc = 0; /* recorded_segment()'s place in d->ev */
-	struct wi_sim sim;
-	tlm__wi_sim_init(&sim, memory, d->va_base);
-	if (check) {
-		sim.oracle = d->ev;
-		sim.noracle = d->nev;
-		sim.keep_log = true;
+	struct tlm_wi_check *check = u->check ? &u->chk : NULL;
+	uint64_t addr = 0, bs = 0, a;
+	int mr = 0;
+	bool block = true, had = true;
+	switch (o->type) {
+	case WI_ALLOC:
+		if (check) {
+			uint64_t q = recorded_request(u, o);
+			mr = tlm_wi_model_malloc(u->m, q, 0, &addr, &bs);
+			if (u->primary) {
+				uint64_t low = mr ? o->size : tlm_wi_model_last_low(u->m);
+				if (low >= o->size)
+					tlm__wi_sizes_seen(&u->seen, o->size, o->stack);
+				*req = low >= o->size ? o->size : tlm__wi_sizes_guess(&u->seen, low, q, o->stack);
+			}
+		} else {
+			mr = tlm_wi_model_malloc(u->m, *req, 0, &addr, &bs);
+		}
+		if (mr == 0) {
+			if (tlm__wi_table_put(&u->blocks, o->addr, addr + 1))
+				return -1;
+			if (check && (addr != o->addr || bs != o->size))
+				mismatch(check, u->sim.at * 2 + 1, "block op %llu: the trace has %llu B at 0x%llx, the model %llu B at 0x%llx",
+					 (ull)u->sim.at + 1, (ull)o->size, (ull)o->addr, (ull)bs, (ull)addr);
+		} else if (mr == -1) {
+			note_oom(u, o, bs, false);
+			if (check)
+				mismatch(check, u->sim.at * 2 + 1, "block op %llu: the trace allocated %llu B, the model ran out of memory",
+					 (ull)u->sim.at + 1, (ull)o->size);
+		}
+		break;
+	case WI_FREE:
+		a = tlm__wi_table_take(&u->blocks, o->addr);
+		had = a != 0;
+		if (a)
+			tlm_wi_model_release(u->m, a - 1);
+		break;
+	case WI_OOM:
+		if (check && u->primary)
+			tlm__wi_sizes_seen(&u->seen, o->size, 0); /* a request, rounded */
+		mr = tlm_wi_model_malloc(u->m, o->size, 0, &addr, &bs);
+		if (mr == 0) {
+			/* what the program would have done with it is not in the
+			 * trace: it is given back at once (holding it to the end
+			 * would make every later request of a program that caught
+			 * its OOMs pay for blocks it never had) */
+			u->r.recorded_ooms_avoided++;
+			tlm_wi_model_release(u->m, addr);
+			if (check)
+				mismatch(check, u->sim.at * 2 + 1, "block op %llu: the trace ran out of memory for %llu B, the model did not",
+					 (ull)u->sim.at + 1, (ull)o->size);
+		} else if (mr == -1) {
+			note_oom(u, o, bs, true);
+		}
+		break;
+	case WI_FALLOC:
+		block = false;
+		if (tlm__wi_sim_take(&u->sim, o->size, &addr))
+			u->foreign_failed++, addr = UINT64_MAX - 1;
+		if (tlm__wi_table_put(&u->others, o->addr, addr + 1))
+			return -1;
+		break;
+	case WI_FFREE:
+		block = false;
+		a = tlm__wi_table_take(&u->others, o->addr);
+		if (a && a != UINT64_MAX)
+			tlm__wi_sim_give(&u->sim, a - 1, o->size);
+		break;
+	case WI_EMPTY:
+		/* ambiguous: with garbage collection on, the malloc freed them itself */
+		block = false;
+		if (o->size == 2 || !u->rec_gc)
+			tlm_wi_model_empty_cache(u->m);
+		break;
 	}
-	struct tlm_wi_drv drv;
-	tlm__wi_sim_drv(&sim, &drv);
-	/* the device's size (a fraction's base, an expandable range's length):
-	 * recorded, else what the process could take, else from an expandable
-	 * segment's range (1 1/8 of it, in pages), else large enough for anything */
-	uint64_t total = d->total ? d->total : memory ? memory :
-			 d->reserve_min ? d->reserve_min / 9 * 8 / WI_PAGE * WI_PAGE : NO_MEMORY_TOTAL;
-	struct tlm_wi_model *m = tlm_wi_model_new(set, &drv, total);
-	uint64_t *maddr = calloc(d->nop + 1, sizeof *maddr);
-	int rc = -1;
-	if (!m || !maddr)
-		goto out;
+	if (mr == -2 || u->sim.nomem)
+		return -1;
+	struct tlm_wi_stats st;
+	tlm_wi_model_stats(u->m, &st);
+	if (st.peak_reserved > u->last_peak) {
+		u->last_peak = st.peak_reserved;
+		u->r.peak_time_ns = o->t;
+	}
+	if (block) {
+		if (check && (o->type != WI_ALLOC || mr == 0) && had) {
+			check->block_events++;
+			if (st.allocated != o->allocated || st.reserved != o->reserved)
+				mismatch(check, u->sim.at * 2 + 1, "block op %llu: the allocator reported %llu B allocated, %llu B reserved; the model %llu B, %llu B",
+					 (ull)u->sim.at + 1, (ull)o->allocated, (ull)o->reserved, (ull)st.allocated,
+					 (ull)st.reserved);
+		}
+		u->sim.at++;
+	}
+	return 0;
+}
+
+static int run_init(struct run1 *u, const struct tlm_wi_settings *s, const struct tlm_wi_settings *rec,
+		    const struct wi_facts *f, uint64_t memory, uint64_t total, bool check)
+{
+	u->s = *s;
+	u->check = check;
+	u->rec_gc = rec->gc_threshold > 0 && rec->fraction > 0;
 	/* recorded sizes are block sizes: a block taken whole from the cache can
 	 * be larger than the rounded request and is not a rounding step itself,
 	 * so they are rounded again only under another rounding rule */
-	bool rec_gc = rec->gc_threshold > 0 && rec->fraction > 0;
-	tlm_wi_model_sizes_rounded(m, !memcmp(set->div, rec->div, sizeof rec->div));
-	uint64_t last_peak = 0, foreign_failed = 0;
-	for (size_t i = 0; i < d->nop; i++) {
-		const struct wi_op *o = &d->op[i];
-		uint64_t addr = 0, bs = 0;
-		int mr = 0;
-		bool block = true;
-		switch (o->type) {
-		case WI_ALLOC:
-			if (check) {
-				uint64_t q = recorded_request(m, rec, d, &evc, sim.at, o);
-				mr = tlm_wi_model_malloc(m, q, 0, &addr, &bs);
-				uint64_t low = mr ? o->size : tlm_wi_model_last_low(m);
-				if (low >= o->size)
-					tlm__wi_sizes_seen(&seen, o->size, o->stack);
-				if (req)
-					req[i] = low >= o->size ? o->size : tlm__wi_sizes_guess(&seen, low, q, o->stack);
-			} else {
-				mr = tlm_wi_model_malloc(m, req ? req[i] : o->size, 0, &addr, &bs);
-			}
-			if (mr == 0) {
-				maddr[i] = addr;
-				if (check && (addr != o->addr || bs != o->size))
-					mismatch(check, sim.at * 2 + 1, "block op %llu: the trace has %llu B at 0x%llx, the model %llu B at 0x%llx",
-						 (ull)sim.at + 1, (ull)o->size, (ull)o->addr, (ull)bs, (ull)addr);
-			} else if (mr == -1) {
-				note_oom(r, o, bs, m, &sim, false);
-				if (check)
-					mismatch(check, sim.at * 2 + 1, "block op %llu: the trace allocated %llu B, the model ran out of memory",
-						 (ull)sim.at + 1, (ull)o->size);
-			}
-			break;
-		case WI_FREE:
-			if (maddr[o->partner])
-				tlm_wi_model_release(m, maddr[o->partner]);
-			break;
-		case WI_OOM:
-			if (check)
-				tlm__wi_sizes_seen(&seen, o->size, 0); /* a request, rounded */
-			mr = tlm_wi_model_malloc(m, o->size, 0, &addr, &bs);
-			if (mr == 0) {
-				/* what the program would have done with it is not in the
-				 * trace: it is given back at once (holding it to the end
-				 * would make every later request of a program that caught
-				 * its OOMs pay for blocks it never had) */
-				r->recorded_ooms_avoided++;
-				tlm_wi_model_release(m, addr);
-				if (check)
-					mismatch(check, sim.at * 2 + 1, "block op %llu: the trace ran out of memory for %llu B, the model did not",
-						 (ull)sim.at + 1, (ull)o->size);
-			} else if (mr == -1) {
-				note_oom(r, o, bs, m, &sim, true);
-			}
-			break;
-		case WI_FALLOC:
-			block = false;
-			if (tlm__wi_sim_take(&sim, o->size, &maddr[i]))
-				foreign_failed++, maddr[i] = UINT64_MAX;
-			break;
-		case WI_EMPTY:
-			/* ambiguous: with garbage collection on, the malloc freed them itself */
-			block = false;
-			if (o->size == 2 || !rec_gc)
-				tlm_wi_model_empty_cache(m);
-			break;
-		case WI_FFREE:
-			block = false;
-			if (maddr[o->partner] != UINT64_MAX)
-				tlm__wi_sim_give(&sim, maddr[o->partner], o->size);
-			break;
-		}
-		if (mr == -2 || sim.nomem)
-			goto out;
-		struct tlm_wi_stats st;
-		tlm_wi_model_stats(m, &st);
-		if (st.peak_reserved > last_peak) {
-			last_peak = st.peak_reserved;
-			r->peak_time_ns = o->t;
-		}
-		if (block) {
-			if (check && d->totals && (o->type != WI_ALLOC || mr == 0) && (o->type != WI_FREE || maddr[o->partner])) {
-				check->block_events++;
-				if (st.allocated != o->allocated || st.reserved != o->reserved)
-					mismatch(check, sim.at * 2 + 1, "block op %llu: the allocator reported %llu B allocated, %llu B reserved; the model %llu B, %llu B",
-						 (ull)sim.at + 1, (ull)o->allocated, (ull)o->reserved, (ull)st.allocated,
-						 (ull)st.reserved);
-			}
-			sim.at++;
-		}
+	u->same_divs = !memcmp(s->div, rec->div, sizeof rec->div);
+	tlm__wi_sim_init(&u->sim, memory, f->va_base);
+	if (check) {
+		u->sim.oracle_seg = &u->oseg;
+		u->sim.oracle_res = &u->ores;
+		u->sim.keep_log = true;
 	}
+	struct tlm_wi_drv drv;
+	tlm__wi_sim_drv(&u->sim, &drv);
+	u->m = tlm_wi_model_new(s, &drv, total);
+	if (!u->m)
+		return -1;
+	tlm_wi_model_sizes_rounded(u->m, u->same_divs);
+	return 0;
+}
+
+uint64_t tlm__wi_memory(const struct wi_facts *f, uint64_t option, const char **source)
+{
+	const char *src = option ? "option" : "unknown";
+	uint64_t m = option;
+	if (!m && f->failure && (!f->sampled || f->failure <= f->sampled))
+		m = f->failure, src = "failure";
+	else if (!m && f->sampled)
+		m = f->sampled, src = "sample";
+	else if (!m && f->total)
+		m = f->total, src = "device";
+	if (source)
+		*source = src;
+	return m;
+}
+
+struct wi_reps *tlm__wi_reps_new(const struct wi_reps_conf *c, const struct wi_facts *f, char *err, size_t errlen)
+{
+	struct wi_reps *s = calloc(1, sizeof *s);
+	size_t nchecks = c->both_rules ? 2 : 1;
+	if (s)
+		s->run = calloc(nchecks + c->nalt, sizeof *s->run);
+	if (!s || !s->run) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->nrun = nchecks + c->nalt;
+	s->nchecks = nchecks;
+	s->memory_opt = c->memory;
+	s->memory = tlm__wi_memory(f, c->memory, NULL);
+	/* the device's size (a fraction's base, an expandable range's length):
+	 * recorded, else what the process could take, else from an expandable
+	 * segment's range (1 1/8 of it, in pages), else large enough for anything */
+	uint64_t total = f->total ? f->total : s->memory ? s->memory :
+			 f->reserve_min ? f->reserve_min / 9 * 8 / WI_PAGE * WI_PAGE : NO_MEMORY_TOTAL;
+	for (size_t i = 0; i < s->nrun; i++) {
+		struct run1 *u = &s->run[i];
+		struct tlm_wi_settings set = *c->rec;
+		struct tlm_wi_result *r = &u->r;
+		if (i == 1 && c->both_rules) {
+			set.ties_by_segment = !set.ties_by_segment;
+		} else if (i >= nchecks) {
+			snprintf(r->label, sizeof r->label, "%s", c->alt[i - nchecks]);
+			if (tlm_wi_parse(&set, c->alt[i - nchecks], r->note, sizeof r->note)) {
+				snprintf(err, errlen, "--setting '%s': %s", c->alt[i - nchecks], r->note);
+				tlm__wi_reps_free(s);
+				return NULL;
+			}
+		}
+		if (i < nchecks)
+			snprintf(r->label, sizeof r->label, "recorded");
+		tlm_wi_format(&set, r->spec, sizeof r->spec);
+		if (set.async_backend) {
+			snprintf(r->note, sizeof r->note, "backend:cudaMallocAsync is not modelled");
+			continue;
+		}
+		if (run_init(u, &set, c->rec, f, s->memory, total, i < nchecks)) {
+			snprintf(err, errlen, "out of memory");
+			tlm__wi_reps_free(s);
+			return NULL;
+		}
+		u->primary = i == 0;
+	}
+	return s;
+}
+
+int tlm__wi_reps_call(struct wi_reps *s, const struct wi_devev *e)
+{
+	for (size_t i = 0; i < s->nchecks; i++) {
+		struct run1 *u = &s->run[i];
+		if (!u->m)
+			continue;
+		if (tlm__wi_fifo_push(&u->calls, e) ||
+		    (e->what == WI_SEG_ALLOC && tlm__wi_fifo_push(&u->oseg, e)) ||
+		    (e->what == WI_RESERVE && tlm__wi_fifo_push(&u->ores, e)))
+			return -1;
+	}
+	return 0;
+}
+
+int tlm__wi_reps_op(struct wi_reps *s, const struct wi_facts *f, const struct wi_op *o, char *err, size_t errlen)
+{
+	uint64_t mem = tlm__wi_memory(f, s->memory_opt, NULL);
+	if (mem != s->memory) { /* learnt from a failure or a sample: the device has less */
+		s->memory = mem;
+		for (size_t i = 0; i < s->nrun; i++)
+			tlm__wi_sim_memory(&s->run[i].sim, mem);
+	}
+	uint64_t req = o->size;
+	for (size_t i = 0; i < s->nrun; i++) {
+		struct run1 *u = &s->run[i];
+		if (!u->m)
+			continue;
+		if (step(u, o, &req)) {
+			snprintf(err, errlen, "out of memory replaying device %d", f->device);
+			return -1;
+		}
+		/* the model's blocks: live, cached and split off (a hostile trace can
+		 * make a device's worth of cached segments) */
+		if (u->m->active.n + u->m->small.blocks.n + u->m->large.blocks.n > 4 * (size_t)WI_MAX_LIVE) {
+			snprintf(err, errlen, "the replay under '%s' holds more than %u blocks on device %d: stopped "
+				 "(tlm whatif keeps the live state in memory)", u->r.spec[0] ? u->r.spec : "the defaults",
+				 4 * WI_MAX_LIVE, f->device);
+			return -1;
+		}
+		if (u->check)
+			compare_calls(u, false);
+	}
+	return 0;
+}
+
+static void run_finish(struct run1 *u, const struct wi_facts *f)
+{
+	struct tlm_wi_result *r = &u->r;
 	struct tlm_wi_stats st;
-	tlm_wi_model_stats(m, &st);
+	tlm_wi_model_stats(u->m, &st);
 	r->peak_reserved = st.peak_reserved;
 	r->peak_allocated = st.peak_allocated;
 	r->allocated_at_peak = st.allocated_at_peak;
@@ -239,312 +383,51 @@ static int replay(const struct wi_dev *d, const struct tlm_wi_settings *set, con
 	r->driver_allocs = st.num_device_alloc;
 	r->driver_frees = st.num_device_free;
 	r->retries = st.num_alloc_retries;
-	if (foreign_failed)
-		snprintf(r->note, sizeof r->note, "%llu allocations by other code found no room",
-			 (unsigned long long)foreign_failed);
+	if (u->foreign_failed)
+		snprintf(r->note, sizeof r->note, "%llu allocations by other code found no room", (ull)u->foreign_failed);
 	r->valid = true;
-	if (check) {
-		compare_log(check, d, &sim);
-		check->done = true;
-		if (d->totals) {
-			if (st.peak_reserved != d->peak_reserved || st.peak_allocated != d->peak_allocated)
-				mismatch(check, UINT64_MAX, "peaks: the allocator reported %llu B reserved, %llu B allocated; the model %llu B, %llu B",
-					 (ull)d->peak_reserved, (ull)d->peak_allocated, (ull)st.peak_reserved,
-					 (ull)st.peak_allocated);
-		}
-	}
-	rc = 0;
-out:
-	free(maddr);
-	tlm__wi_sizes_free(&seen);
-	tlm_wi_model_free(m);
-	tlm__wi_sim_fini(&sim);
-	return rc;
-}
-
-/* ---- the grid and the recommendation ----------------------------------------- */
-
-void tlm_wi_human_pair(char *a, char *b, size_t n, uint64_t x, uint64_t y)
-{
-	uint64_t big = x > y ? x : y;
-	double unit = big >= GiB ? (double)GiB : big >= MiB ? (double)MiB : 1.0;
-	const char *u = big >= GiB ? "GiB" : big >= MiB ? "MiB" : "B";
-	for (int d = unit > 1 ? 1 : 0; d <= 9; d++) {
-		snprintf(a, n, "%.*f %s", d, (double)x / unit, u);
-		snprintf(b, n, "%.*f %s", d, (double)y / unit, u);
-		if (x == y || strcmp(a, b))
-			return;
-	}
-	snprintf(a, n, "%llu B", (unsigned long long)x);
-	snprintf(b, n, "%llu B", (unsigned long long)y);
-}
-
-static void human(char *b, size_t n, uint64_t v)
-{
-	if (v >= GiB)
-		snprintf(b, n, "%.1f GiB", (double)v / (double)GiB);
-	else if (v >= MiB)
-		snprintf(b, n, "%.1f MiB", (double)v / (double)MiB);
-	else
-		snprintf(b, n, "%llu B", (unsigned long long)v);
-}
-
-static void secs(char *b, size_t n, uint64_t ns)
-{
-	double s = (double)ns / 1e9;
-	snprintf(b, n, s >= 10 ? "%.1f s" : "%.3f s", s);
-}
-
-/* The built-in alternatives, over the recorded settings. */
-static size_t grid(const struct tlm_wi_settings *rec, const struct wi_dev *d, bool memory_known, char (*out)[96],
-		   size_t max)
-{
-	size_t n = 0;
-	snprintf(out[n++], 96, rec->expandable ? "expandable_segments:False" : "expandable_segments:True");
-	uint64_t biggest = 0;
-	for (size_t i = 0; i < d->nop; i++)
-		if ((d->op[i].type == WI_ALLOC || d->op[i].type == WI_OOM) && d->op[i].size > biggest)
-			biggest = d->op[i].size;
-	/* split limits that matter: below the largest request, at least 20 MiB */
-	uint64_t cand[] = {20, 32, 64, 128, 256, 512, 1024, 4096};
-	size_t took = 0;
-	for (size_t i = sizeof cand / sizeof cand[0]; i-- > 0 && took < 3 && n < max;)
-		if (cand[i] * MiB < biggest && cand[i] * MiB != rec->max_split) {
-			snprintf(out[n++], 96, "max_split_size_mb:%llu", (unsigned long long)cand[i]);
-			took++;
-		}
-	if (n < max && memory_known && rec->gc_threshold == 0)
-		snprintf(out[n++], 96, "garbage_collection_threshold:0.8,per_process_memory_fraction:%g",
-			 rec->fraction > 0 && rec->fraction < 1 ? rec->fraction : 0.99);
-	if (n < max && !rec->div[0])
-		snprintf(out[n++], 96, "roundup_power2_divisions:4");
-	return n;
-}
-
-static bool better(const struct tlm_wi_result *a, const struct tlm_wi_result *b)
-{
-	if (a->nooms != b->nooms)
-		return a->nooms < b->nooms;
-	if (a->peak_reserved != b->peak_reserved)
-		return a->peak_reserved < b->peak_reserved;
-	return a->driver_allocs + a->driver_frees < b->driver_allocs + b->driver_frees;
-}
-
-static void recommend(struct tlm_wi_device *v)
-{
-	const struct tlm_wi_result *r0 = &v->res[0];
-	int best = -1;
-	for (size_t i = 1; i < v->nres; i++)
-		if (v->res[i].valid && (best < 0 || better(&v->res[i], &v->res[best])))
-			best = (int)i;
-	char a[32], b[32], t[32];
-	human(a, sizeof a, r0->peak_reserved);
-	if (r0->nooms) {
-		secs(t, sizeof t, r0->oom[0].time_ns);
-		if (best >= 0 && v->res[best].nooms == 0) {
-			tlm_wi_human_pair(a, b, sizeof a, r0->peak_reserved, v->res[best].peak_reserved);
-			v->best = best;
-			snprintf(v->recommendation, sizeof v->recommendation, "%s avoids the OOM at %s: peak reserved %s -> %s",
-				 v->res[best].label, t, a, b);
-		} else if (best >= 0 && v->res[best].nooms < r0->nooms) {
-			v->best = best;
-			snprintf(v->recommendation, sizeof v->recommendation,
-				 "%s avoids %llu of the %llu OOMs (the first at %s); no setting of the grid avoids them all",
-				 v->res[best].label, (unsigned long long)(r0->nooms - v->res[best].nooms),
-				 (unsigned long long)r0->nooms, t);
-		} else {
-			snprintf(v->recommendation, sizeof v->recommendation,
-				 "no setting of the grid avoids the OOM at %s (%s): lower the peak instead", t,
-				 r0->oom[0].fragmentation ? "fragmentation" : "exhaustion");
-		}
+	if (!u->check)
 		return;
+	compare_calls(u, true);
+	u->chk.done = true;
+	if (f->totals && (st.peak_reserved != f->peak_reserved || st.peak_allocated != f->peak_allocated))
+		mismatch(&u->chk, UINT64_MAX, "peaks: the allocator reported %llu B reserved, %llu B allocated; the model %llu B, %llu B",
+			 (ull)f->peak_reserved, (ull)f->peak_allocated, (ull)st.peak_reserved, (ull)st.peak_allocated);
+}
+
+int tlm__wi_reps_finish(struct wi_reps *s, const struct wi_facts *f, struct tlm_wi_result *res,
+		       struct tlm_wi_check *check, struct tlm_wi_check *other_check)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->nrun; i++) {
+		struct run1 *u = &s->run[i];
+		if (u->m)
+			run_finish(u, f);
+		if (i == 0)
+			*check = u->chk;
+		else if (i < s->nchecks)
+			*other_check = u->chk;
+		if (i == 0 || i >= s->nchecks)
+			res[k++] = u->r;
 	}
-	if (best >= 0 && v->res[best].nooms == 0 && v->res[best].peak_reserved < r0->peak_reserved) {
-		tlm_wi_human_pair(a, b, sizeof a, r0->peak_reserved, v->res[best].peak_reserved);
-		v->best = best;
-		snprintf(v->recommendation, sizeof v->recommendation, "no OOM; %s lowers the peak reserved %s -> %s",
-			 v->res[best].label, a, b);
+	return 0;
+}
+
+void tlm__wi_reps_free(struct wi_reps *s)
+{
+	if (!s)
 		return;
+	for (size_t i = 0; i < s->nrun; i++) {
+		struct run1 *u = &s->run[i];
+		tlm_wi_model_free(u->m);
+		tlm__wi_sim_fini(&u->sim);
+		tlm__wi_table_free(&u->blocks);
+		tlm__wi_table_free(&u->others);
+		tlm__wi_fifo_free(&u->calls);
+		tlm__wi_fifo_free(&u->oseg);
+		tlm__wi_fifo_free(&u->ores);
+		tlm__wi_sizes_free(&u->seen);
 	}
-	snprintf(v->recommendation, sizeof v->recommendation,
-		 "no OOM; no setting of the grid lowers the peak reserved (%s)", a);
-}
-
-static int run_device(const struct wi_dev *d, const struct tlm_wi_settings *rec_in,
-		      const struct tlm_wi_options *o, struct tlm_wi_device *v, char *err, size_t errlen)
-{
-	char alt[16][96];
-	size_t nalt;
-	memset(v, 0, sizeof *v);
-	v->device = d->device;
-	/* what the process can take: given, else seen at a failed allocation,
-	 * else the device's size (the CUDA context's share unknown) */
-	/* the tightest of a failed allocation's figures and the samples */
-	bool failure = d->memory && (!d->sampled || d->memory <= d->sampled);
-	v->memory = o->memory ? o->memory : failure ? d->memory : d->sampled ? d->sampled : d->total;
-	v->memory_source = o->memory ? "option" : failure ? "failure" : d->sampled ? "sample" : d->total ? "device" : "unknown";
-	v->memory_known = v->memory != 0;
-	v->requests = d->nalloc;
-	v->frees = d->nfree;
-	v->recorded_ooms = d->nooms;
-	v->recorded_peak_reserved = d->peak_reserved;
-	v->recorded_peak_allocated = d->peak_allocated;
-	v->best = -1;
-	if (o->nsettings) {
-		nalt = o->nsettings < 16 ? o->nsettings : 16;
-		for (size_t i = 0; i < nalt; i++)
-			snprintf(alt[i], sizeof alt[i], "%s", o->settings[i]);
-	} else {
-		nalt = grid(rec_in, d, v->memory_known, alt, 16);
-	}
-	v->res = calloc(nalt + 1, sizeof *v->res);
-	if (!v->res) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	v->nres = nalt + 1;
-	/* which tie rule this PyTorch follows: the one that reproduces the run */
-	struct tlm_wi_settings recs = *rec_in;
-	const struct tlm_wi_settings *rec = &recs;
-	/* the requests guessed by the replay whose check is kept */
-	uint64_t *req = calloc(d->nop + 1, sizeof *req), *req_k = calloc(d->nop + 1, sizeof *req_k);
-	int rc = -1;
-	if (!req || !req_k) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (!recs.async_backend) {
-		/* the newer rule first: when the run had no ties, both reproduce it */
-		for (int k = 0; k < 2; k++) {
-			struct tlm_wi_result tr;
-			struct tlm_wi_check tc;
-			memset(&tr, 0, sizeof tr);
-			memset(&tc, 0, sizeof tc);
-			recs.ties_by_segment = !k;
-			if (replay(d, &recs, &recs, v->memory, &tr, &tc, req_k)) {
-				snprintf(err, errlen, "out of memory replaying device %d", d->device);
-				goto out;
-			}
-			if (!k || tc.mismatches < v->check.mismatches) {
-				v->check = tc;
-				v->ties_by_segment = !k;
-				uint64_t *t = req;
-				req = req_k;
-				req_k = t;
-			}
-			if (!tc.mismatches)
-				break;
-		}
-		recs.ties_by_segment = v->ties_by_segment;
-	}
-	for (size_t i = 0; i <= nalt; i++) {
-		struct tlm_wi_result *r = &v->res[i];
-		struct tlm_wi_settings s = *rec;
-		if (i) {
-			snprintf(r->label, sizeof r->label, "%s", alt[i - 1]);
-			if (tlm_wi_parse(&s, alt[i - 1], r->note, sizeof r->note)) {
-				snprintf(err, errlen, "--setting '%s': %s", alt[i - 1], r->note);
-				goto out;
-			}
-		} else {
-			snprintf(r->label, sizeof r->label, "recorded");
-		}
-		tlm_wi_format(&s, r->spec, sizeof r->spec);
-		if (s.async_backend) {
-			snprintf(r->note, sizeof r->note, "backend:cudaMallocAsync is not modelled");
-			continue;
-		}
-		/* the recorded settings replay the block sizes: they reproduce the run */
-		if (replay(d, &s, rec, v->memory, r, NULL, i && !recs.async_backend ? req : NULL)) {
-			snprintf(err, errlen, "out of memory replaying device %d", d->device);
-			goto out;
-		}
-	}
-	recommend(v);
-	rc = 0;
-out:
-	free(req);
-	free(req_k);
-	return rc;
-}
-
-int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_report *r, char *err, size_t errlen)
-{
-	memset(r, 0, sizeof *r);
-	struct wi_trace t;
-	if (tlm__wi_trace_read(path, &t, err, errlen)) {
-		char e2[400];
-		snprintf(e2, sizeof e2, "%s", err);
-		snprintf(err, errlen, "%s: %s", path, e2);
-		return -1;
-	}
-	int rc = -1;
-	struct tlm_wi_settings rec;
-	tlm_wi_defaults(&rec);
-	const char *spec = o->recorded ? o->recorded : t.has_conf ? t.conf : NULL;
-	r->recorded_known = spec != NULL;
-	if (spec && tlm_wi_parse(&rec, spec, err, errlen)) {
-		char e2[200];
-		snprintf(e2, sizeof e2, "%s", err);
-		snprintf(err, errlen, "the recorded allocator settings '%s': %s", spec, e2);
-		goto out;
-	}
-	size_t with_blocks = 0;
-	for (size_t i = 0; i < t.ndev; i++)
-		with_blocks += t.dev[i].nalloc + t.dev[i].nooms > 0 && (o->device < 0 || t.dev[i].device == o->device);
-	if (rec.async_backend) {
-		snprintf(err, errlen, "%s was recorded with PyTorch's backend:cudaMallocAsync, which tlm whatif does not model",
-			 path);
-		goto out;
-	}
-	if (!with_blocks && t.async_allocs && o->device < 0) {
-		snprintf(err, errlen, "%s has no PyTorch allocator blocks, only cudaMallocAsync calls (PyTorch's "
-			 "backend:cudaMallocAsync?), which tlm whatif does not model", path);
-		goto out;
-	}
-	if (!with_blocks) {
-		if (o->device >= 0)
-			snprintf(err, errlen, "%s has no PyTorch allocator blocks on device %d", path, o->device);
-		else
-			snprintf(err, errlen, "%s has no PyTorch allocator blocks (recorded without PyTorch's caching allocator?)",
-				 path);
-		goto out;
-	}
-	r->dev = calloc(with_blocks, sizeof *r->dev);
-	if (!r->dev) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < t.ndev; i++) {
-		const struct wi_dev *d = &t.dev[i];
-		if (!(d->nalloc + d->nooms) || (o->device >= 0 && d->device != o->device))
-			continue;
-		struct tlm_wi_settings s = rec;
-		if (!spec && d->vmm)
-			s.expandable = true; /* no setting recorded, but the trace shows expandable segments */
-		if (run_device(d, &s, o, &r->dev[r->ndev], err, errlen)) {
-			r->ndev++;
-			goto out;
-		}
-		r->ndev++;
-	}
-	tlm_wi_format(&rec, r->recorded_spec, sizeof r->recorded_spec);
-	if (!spec)
-		snprintf(r->recorded_spec, sizeof r->recorded_spec, "%s",
-			 t.ndev && r->ndev && r->dev[0].res && strstr(r->dev[0].res[0].spec, "expandable") ?
-			 "expandable_segments:True" : "");
-	rc = 0;
-out:
-	tlm__wi_trace_free(&t);
-	if (rc)
-		tlm_wi_report_free(r);
-	return rc;
-}
-
-void tlm_wi_report_free(struct tlm_wi_report *r)
-{
-	for (size_t i = 0; i < r->ndev; i++)
-		free(r->dev[i].res);
-	free(r->dev);
-	memset(r, 0, sizeof *r);
+	free(s->run);
+	free(s);
 }

@@ -1,24 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay_int.h - the replay's inner pieces: what trace_in.c takes out of a
- * trace (per device, the allocator's requests in order and, for the check,
- * its driver calls), and the simulated device of sim_drv.c that the model
- * takes memory from during a replay.
+ * replay_int.h - the replay's inner pieces, in the order a trace flows
+ * through them, all in one pass and in memory bounded by the live state:
+ * trace_in.c reads the records and hands each device's block requests and
+ * other code's memory (struct wi_op) and the allocator's own driver calls
+ * (struct wi_devev, for the check) to replay.c, which runs every setting's
+ * model (model.h) on its own simulated device (sim_drv.c) in lock step, op
+ * by op; requests.c guesses the requests behind whole blocks; run.c drives a
+ * trace through them and picks the recommendation.
  */
 #ifndef TLM_WHATIF_REPLAY_INT_H
 #define TLM_WHATIF_REPLAY_INT_H
 
+#include "tlm/trace.h"
 #include "whatif/model_int.h"
 
-#define WI_PAGE (2ull << 20) /* the driver's allocation granularity */
+#define WI_PAGE (2ull << 20)          /* the driver's allocation granularity */
+#define WI_MAX_LIVE (1u << 18)        /* blocks, others' allocations, driver objects live at once per device */
+#define WI_MAX_DEVICES 64             /* devices with blocks in one trace */
+#define WI_MAX_HELD 65536             /* the allocator's driver calls waiting for their class */
 
 /* A request of the program, or another user of the device's memory. */
 enum wi_op_type {
 	WI_ALLOC = 1,   /* a block: size = the recorded block size */
-	WI_FREE,        /* partner = index of its WI_ALLOC */
+	WI_FREE,        /* addr = the block's (as recorded) */
 	WI_OOM,         /* the allocator failed: size = the rounded request */
-	WI_FALLOC,      /* memory taken from the driver by others (NCCL, cuBLAS, ...) */
-	WI_FFREE,       /* partner = index of its WI_FALLOC */
+	WI_FALLOC,      /* memory taken from the driver by others (NCCL, cuBLAS, ...): addr is its key */
+	WI_FFREE,       /* addr, size: the WI_FALLOC it gives back */
 	WI_EMPTY,       /* torch.cuda.empty_cache(); size 1: or garbage collection (ambiguous), 2: sure */
 };
 
@@ -26,9 +34,9 @@ struct wi_op {
 	uint64_t t;          /* ns from the trace's start */
 	uint64_t addr, size; /* as recorded */
 	uint64_t allocated, reserved; /* the allocator's totals after it (block ops) */
-	uint64_t partner;
-	uint8_t type;
 	uint32_t stack;      /* WI_ALLOC: the trace's stack id (0 none) */
+	uint8_t type;
+	uint64_t partner;    /* a collected WI_FREE or WI_FFREE (collect.c): the index of its allocation */
 };
 
 /* An allocator's driver call, for the check. at = block ops before it. */
@@ -41,37 +49,73 @@ struct wi_devev {
 	uint8_t what;
 };
 
+/* A queue of calls: v[head .. head + n). */
+struct wi_fifo {
+	struct wi_devev *v;
+	size_t head, n, cap;
+};
+int tlm__wi_fifo_push(struct wi_fifo *q, const struct wi_devev *e);
+void tlm__wi_fifo_pop(struct wi_fifo *q);
+void tlm__wi_fifo_free(struct wi_fifo *q);
+
+/* What the trace tells of one device, as it is read. */
+struct wi_facts {
+	int device;
+	uint64_t failure;        /* driver usage + free at a failed allocation, the least: 0 none */
+	uint64_t sampled;        /* the same at libtlm's device memory samples */
+	uint64_t total;          /* the device's size (device.N.memory): 0 unknown */
+	uint64_t va_base;        /* the lowest address the trace's driver calls used */
+	uint64_t reserve_min;    /* the smallest range reserved for an expandable segment */
+	bool totals;             /* block events carried the allocator's totals */
+	bool vmm;                /* the allocator used expandable segments */
+	uint64_t nalloc, nfree, nooms, biggest;
+	uint64_t peak_reserved, peak_allocated;
+};
+
+/* ---- trace_in.c: the records, in order -------------------------------- */
+
+struct wi_feed;
+/* Where a feed's output goes (replay.c): 0 go on, -1 stop (the error is the
+ * sink's). first_op: the device's first block op is next (its settings and
+ * facts are known then). */
+struct wi_sink {
+	void *ctx;
+	int (*first_op)(void *ctx, const struct wi_facts *f);
+	int (*op)(void *ctx, const struct wi_facts *f, const struct wi_op *o);
+	int (*call)(void *ctx, const struct wi_facts *f, const struct wi_devev *e);
+};
+
+struct wi_feed *tlm__wi_feed_new(const struct wi_sink *sink, uint64_t t0);
+/* 0 go on; -1 stop, err says why (a limit, no memory, the sink's stop). */
+int tlm__wi_feed_record(struct wi_feed *f, const struct tlm_record *rec, char *err, size_t errlen);
+int tlm__wi_feed_end(struct wi_feed *f, char *err, size_t errlen);
+/* The trace's torch.alloc_conf property (NULL: none) and whether it showed
+ * cudaMallocAsync calls. */
+const char *tlm__wi_feed_conf(const struct wi_feed *f);
+bool tlm__wi_feed_async(const struct wi_feed *f);
+size_t tlm__wi_feed_ndev(const struct wi_feed *f);
+const struct wi_facts *tlm__wi_feed_facts(const struct wi_feed *f, size_t i);
+void tlm__wi_feed_free(struct wi_feed *f);
+
+/* ---- collect.c: every op of a trace in memory ---------------------------- */
+
+/* For a reader that needs random access to a device's ops (the report's
+ * forecast repeats a step): the stream collected, O(events) memory. */
 struct wi_dev {
 	int device;
 	struct wi_op *op;
 	size_t nop, capop;
-	struct wi_devev *ev;
-	size_t nev, capev;
-	uint64_t memory;         /* bytes the process could take (driver usage + free at a failure): 0 = unknown */
-	uint64_t sampled;        /* the same at libtlm's device memory samples, the least: 0 = none */
-	uint64_t total;          /* the device's size (the trace's device.N.memory): 0 = unknown */
-	uint64_t va_base;
-	uint64_t reserve_min;    /* the smallest address range reserved for an expandable segment */
-	bool totals;             /* block events carried the allocator's totals */
-	bool vmm;                /* the allocator used expandable segments */
-	uint64_t nalloc, nfree, nooms;
-	uint64_t peak_reserved, peak_allocated;
+	uint64_t total, va_base, nalloc;
 };
-
 struct wi_trace {
 	struct wi_dev *dev;
 	size_t ndev;
-	char conf[256];
-	bool has_conf;
-	bool async_allocs;       /* cudaMallocAsync calls were seen */
 };
-
 int tlm__wi_trace_read(const char *path, struct wi_trace *t, char *err, size_t errlen);
 void tlm__wi_trace_free(struct wi_trace *t);
-int tlm__wi_push_ev(struct wi_devev **v, size_t *n, size_t *cap, const struct wi_devev *e);
 
-/* requests.c: request sizes seen exact so far, for the guess of a request
- * that got a larger block whole. */
+/* ---- requests.c: request sizes seen exact so far ---------------------- */
+
 struct wi_size_seen {
 	uint64_t size;
 	uint32_t count;
@@ -94,7 +138,8 @@ void tlm__wi_sizes_seen(struct wi_sizes *s, uint64_t size, uint32_t stack);
 uint64_t tlm__wi_sizes_guess(const struct wi_sizes *s, uint64_t low, uint64_t size, uint32_t stack);
 void tlm__wi_sizes_free(struct wi_sizes *s);
 
-/* The simulated device. */
+/* ---- sim_drv.c: the simulated device ---------------------------------- */
+
 struct wi_range {
 	uint64_t start, end;
 };
@@ -103,25 +148,53 @@ struct wi_sim {
 	uint64_t cap_pages;      /* 0 = unlimited */
 	uint64_t used_pages;
 	uint64_t va_base;
-	struct wi_range *live;
+	struct wi_range *live;   /* by address */
 	size_t nlive, caplive;
-	/* the recorded run's addresses, taken in order while sizes agree */
-	const struct wi_devev *oracle;
-	size_t noracle, next_seg, next_res;
-	/* the log of calls, for the check (NULL: not kept) */
+	size_t hint_i;           /* live[0 .. hint_i) leave no free page below hint_at */
+	uint64_t hint_at;
+	/* the recorded run's segment and range addresses, taken in order while
+	 * sizes agree (NULL queues: first fit) */
+	struct wi_fifo *oracle_seg, *oracle_res;
+	/* the log of calls, for the check: log[loghead .. loghead + nlog) */
 	bool keep_log;
 	struct wi_devev *log;
-	size_t nlog, caplog;
+	size_t nlog, caplog, loghead;
 	uint64_t at;
 	bool nomem;
 };
 
 void tlm__wi_sim_init(struct wi_sim *s, uint64_t memory, uint64_t va_base);
 void tlm__wi_sim_drv(struct wi_sim *s, struct tlm_wi_drv *d);
+/* The memory the device has from now on (0 = unlimited). */
+void tlm__wi_sim_memory(struct wi_sim *s, uint64_t memory);
 /* Others' memory: 0 ok (*addr), -1 no room. */
 int tlm__wi_sim_take(struct wi_sim *s, uint64_t size, uint64_t *addr);
 void tlm__wi_sim_give(struct wi_sim *s, uint64_t addr, uint64_t size);
 uint64_t tlm__wi_sim_free_bytes(const struct wi_sim *s);
+void tlm__wi_sim_log_pop(struct wi_sim *s);
 void tlm__wi_sim_fini(struct wi_sim *s);
+
+/* ---- replay.c: one device's models in lock step ----------------------- */
+
+struct wi_reps;
+struct wi_reps_conf {
+	const struct tlm_wi_settings *rec;   /* the recorded settings (ties_by_segment: the primary rule) */
+	bool both_rules;                      /* also check the recorded settings under the other tie rule */
+	char (*alt)[96];                      /* the alternatives, as written */
+	size_t nalt;
+	uint64_t memory;                      /* --memory, 0: from the trace */
+};
+struct wi_reps *tlm__wi_reps_new(const struct wi_reps_conf *c, const struct wi_facts *f, char *err, size_t errlen);
+int tlm__wi_reps_op(struct wi_reps *s, const struct wi_facts *f, const struct wi_op *o, char *err, size_t errlen);
+int tlm__wi_reps_call(struct wi_reps *s, const struct wi_devev *e);
+/* The results: res[0] the recorded settings under the primary rule, then the
+ * alternatives; *other_check: the check under the other rule (when run). */
+int tlm__wi_reps_finish(struct wi_reps *s, const struct wi_facts *f, struct tlm_wi_result *res,
+		       struct tlm_wi_check *check, struct tlm_wi_check *other_check);
+void tlm__wi_reps_free(struct wi_reps *s);
+
+/* The memory a device's replay has now: the option, else the least of the
+ * failure and sample figures, else the device's size, else 0 (unlimited). */
+uint64_t tlm__wi_memory(const struct wi_facts *f, uint64_t option, const char **source);
 
 #endif

@@ -4,8 +4,10 @@
  * allocation takes whole pages, as the driver rounds), fails only when pages
  * are short, addresses first fit from the lowest address the trace used.
  * Under the recorded settings the model's segments take the recorded
- * addresses in order (while their sizes agree), so block addresses and best
- * fit ties come out as they did; the calls are logged for the check.
+ * addresses in order (while their sizes agree: the queues the replay fills
+ * as the trace is read), so block addresses and best fit ties come out as
+ * they did; the calls are logged for the check, which takes them off as it
+ * compares them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +19,46 @@ static uint64_t pages_of(uint64_t size)
 	return (size + WI_PAGE - 1) / WI_PAGE;
 }
 
-int tlm__wi_push_ev(struct wi_devev **v, size_t *n, size_t *cap, const struct wi_devev *e)
+/* A queue in one array: room at the end is made by moving what is left to
+ * the front, then by doubling. */
+static int queue_push(struct wi_devev **v, size_t *head, size_t *n, size_t *cap, const struct wi_devev *e)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct wi_devev *p = realloc(*v, c * sizeof *p);
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = c;
+	if (*head + *n == *cap) {
+		if (*head && *n <= *cap / 2) {
+			memmove(*v, *v + *head, *n * sizeof **v);
+			*head = 0;
+		} else {
+			size_t c = *cap ? *cap * 2 : 256;
+			struct wi_devev *p = realloc(*v, c * sizeof *p);
+			if (!p)
+				return -1;
+			*v = p;
+			*cap = c;
+		}
 	}
-	(*v)[(*n)++] = *e;
+	(*v)[*head + (*n)++] = *e;
 	return 0;
+}
+
+int tlm__wi_fifo_push(struct wi_fifo *q, const struct wi_devev *e)
+{
+	return queue_push(&q->v, &q->head, &q->n, &q->cap, e);
+}
+
+void tlm__wi_fifo_pop(struct wi_fifo *q)
+{
+	if (q->n) {
+		q->head++;
+		q->n--;
+	}
+	if (!q->n)
+		q->head = 0;
+}
+
+void tlm__wi_fifo_free(struct wi_fifo *q)
+{
+	free(q->v);
+	memset(q, 0, sizeof *q);
 }
 
 static void log_ev(struct wi_sim *s, uint8_t what, uint64_t addr, uint64_t size)
@@ -36,8 +66,49 @@ static void log_ev(struct wi_sim *s, uint8_t what, uint64_t addr, uint64_t size)
 	if (!s->keep_log)
 		return;
 	struct wi_devev e = {s->at, addr, size, what};
-	if (tlm__wi_push_ev(&s->log, &s->nlog, &s->caplog, &e))
+	if (queue_push(&s->log, &s->loghead, &s->nlog, &s->caplog, &e))
 		s->nomem = true;
+}
+
+void tlm__wi_sim_log_pop(struct wi_sim *s)
+{
+	if (s->nlog) {
+		s->loghead++;
+		s->nlog--;
+	}
+	if (!s->nlog)
+		s->loghead = 0;
+}
+
+/* Live ranges, by address, never overlapping. live[0 .. hint_i) leave no free
+ * page below hint_at: a first fit starts there (most allocations go to the
+ * end, and this keeps them from walking every range). */
+static uint64_t page_up(uint64_t v)
+{
+	return (v + WI_PAGE - 1) / WI_PAGE * WI_PAGE;
+}
+
+static size_t first_from(const struct wi_sim *s, uint64_t start)
+{
+	size_t lo = 0, hi = s->nlive;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->live[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void hint_grow(struct wi_sim *s)
+{
+	while (s->hint_i < s->nlive && s->live[s->hint_i].start <= s->hint_at) {
+		uint64_t e = page_up(s->live[s->hint_i].end);
+		if (e > s->hint_at)
+			s->hint_at = e;
+		s->hint_i++;
+	}
 }
 
 static int va_insert(struct wi_sim *s, uint64_t start, uint64_t len)
@@ -50,63 +121,70 @@ static int va_insert(struct wi_sim *s, uint64_t start, uint64_t len)
 		s->live = p;
 		s->caplive = c;
 	}
-	size_t i = 0;
-	while (i < s->nlive && s->live[i].start < start)
-		i++;
+	size_t i = first_from(s, start);
 	memmove(&s->live[i + 1], &s->live[i], (s->nlive - i) * sizeof *s->live);
 	s->live[i] = (struct wi_range){start, start + len};
 	s->nlive++;
+	if (i < s->hint_i) { /* below the hint (a recorded address): start over */
+		s->hint_i = 0;
+		s->hint_at = s->va_base;
+	}
+	hint_grow(s);
 	return 0;
 }
 
 /* First fit at the lowest free address from the base. */
 static uint64_t va_find(const struct wi_sim *s, uint64_t len)
 {
-	uint64_t at = s->va_base;
-	for (size_t i = 0; i < s->nlive; i++) {
+	uint64_t at = s->hint_at > s->va_base ? s->hint_at : s->va_base;
+	for (size_t i = s->hint_i; i < s->nlive; i++) {
 		if (s->live[i].end <= at)
 			continue;
 		if (s->live[i].start >= at + len)
 			break;
-		at = (s->live[i].end + WI_PAGE - 1) / WI_PAGE * WI_PAGE;
+		at = page_up(s->live[i].end);
 	}
 	return at;
 }
 
 static void va_remove(struct wi_sim *s, uint64_t start)
 {
-	for (size_t i = 0; i < s->nlive; i++)
-		if (s->live[i].start == start) {
-			memmove(&s->live[i], &s->live[i + 1], (s->nlive - i - 1) * sizeof *s->live);
-			s->nlive--;
-			return;
-		}
+	size_t i = first_from(s, start);
+	if (i >= s->nlive || s->live[i].start != start)
+		return;
+	memmove(&s->live[i], &s->live[i + 1], (s->nlive - i - 1) * sizeof *s->live);
+	s->nlive--;
+	if (i < s->hint_i) {
+		s->hint_i = i;
+		s->hint_at = i ? page_up(s->live[i - 1].end) : s->va_base;
+		if (s->hint_at < s->va_base)
+			s->hint_at = s->va_base;
+	}
 }
 
 static bool va_free_at(const struct wi_sim *s, uint64_t start, uint64_t len)
 {
 	if (start + len < start)
 		return false;
-	for (size_t i = 0; i < s->nlive; i++)
-		if (s->live[i].start < start + len && start < s->live[i].end)
-			return false;
-	return true;
+	size_t i = first_from(s, start); /* the ranges from start on, and the one before */
+	if (i < s->nlive && s->live[i].start < start + len)
+		return false;
+	return !i || s->live[i - 1].end <= start;
 }
 
 /* The recorded address of the next segment (what = SEG_ALLOC or RESERVE) when
  * its size agrees; else a first fit. */
 static uint64_t place(struct wi_sim *s, uint8_t what, uint64_t size)
 {
-	size_t *next = what == WI_SEG_ALLOC ? &s->next_seg : &s->next_res;
-	while (*next < s->noracle && s->oracle[*next].what != what)
-		(*next)++;
-	if (*next < s->noracle) {
-		const struct wi_devev *o = &s->oracle[(*next)++];
+	struct wi_fifo *q = what == WI_SEG_ALLOC ? s->oracle_seg : s->oracle_res;
+	if (q && q->n) {
+		struct wi_devev o = q->v[q->head];
+		tlm__wi_fifo_pop(q);
 		/* a reserved range's size follows the device's size, which the trace
 		 * may not tell: the k-th range keeps its place whatever its size */
 		/* never over a live range (a damaged trace may say so) */
-		if ((o->size == size || what == WI_RESERVE) && va_free_at(s, o->addr, pages_of(size) * WI_PAGE))
-			return o->addr;
+		if ((o.size == size || what == WI_RESERVE) && va_free_at(s, o.addr, pages_of(size) * WI_PAGE))
+			return o.addr;
 	}
 	return va_find(s, (size + WI_PAGE - 1) / WI_PAGE * WI_PAGE);
 }
@@ -181,6 +259,12 @@ void tlm__wi_sim_init(struct wi_sim *s, uint64_t memory, uint64_t va_base)
 	memset(s, 0, sizeof *s);
 	s->cap_pages = memory / WI_PAGE;
 	s->va_base = va_base;
+	s->hint_at = va_base;
+}
+
+void tlm__wi_sim_memory(struct wi_sim *s, uint64_t memory)
+{
+	s->cap_pages = memory / WI_PAGE;
 }
 
 void tlm__wi_sim_drv(struct wi_sim *s, struct tlm_wi_drv *d)

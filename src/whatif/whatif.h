@@ -8,13 +8,13 @@
  * trace once, takes each device's block requests (the tap's block sizes, in
  * order; one stream), its other driver allocations and its memory size
  * (driver usage + free memory, the least at a failed allocation or a device
- * memory sample, or the caller's), and
- * replays them under the recorded settings (the trace's `torch.alloc_conf`
+ * memory sample so far, or the caller's), and
+ * replays them as it reads, under the recorded settings (the trace's `torch.alloc_conf`
  * property, else the defaults) and each alternative. The replay under the
  * recorded settings is also checked against the trace: segment allocations
  * and frees event for event, and the allocator's own totals at every block
  * event. Rendering: text and JSON (docs/whatif.md has the schema). Memory:
- * the requests of the trace (about 40 bytes each) plus the model's blocks.
+ * the live state (blocks, segments, others' allocations) once per setting.
  */
 #ifndef TLM_WHATIF_H
 #define TLM_WHATIF_H
@@ -93,6 +93,8 @@ struct tlm_wi_device {
 	uint64_t recorded_peak_reserved, recorded_peak_allocated; /* the allocator's own totals */
 	struct tlm_wi_check check;
 	bool ties_by_segment;       /* the tie rule that reproduced the run (struct tlm_wi_settings) */
+	bool older_rule_better;     /* a stream's report: the older tie rule reproduces the run better, and
+	                             * these are the newer rule's figures (tlm_wi_run replays it again) */
 	size_t nres;
 	struct tlm_wi_result *res;  /* res[0]: the recorded settings */
 	int best;                   /* index of the recommended setting, -1: none */
@@ -115,9 +117,25 @@ struct tlm_wi_options {
 };
 
 /* 0 ok; -1 with one line in err (unreadable trace, no allocator blocks,
- * cudaMallocAsync backend, bad setting). */
+ * cudaMallocAsync backend, bad setting, a size limit: more blocks live at
+ * once than a replay keeps). Reads the trace once, every setting's model in
+ * lock step, in memory bounded by the live state (docs/whatif.md); a second
+ * time when the older tie rule reproduces the run better. */
 int tlm_wi_run(const char *path, const struct tlm_wi_options *o, struct tlm_wi_report *r, char *err,
 	       size_t errlen);
+
+/* The same as a consumer of a pass over a trace's records, in order:
+ * new (the header's start_monotonic_ns), each record (0 go on; -1 stopped,
+ * one line in err), finish (path names the trace in the messages). A
+ * stream cannot read the trace again: older_rule_better says when
+ * tlm_wi_run would have. */
+struct tlm_record;
+struct tlm_wi_stream;
+struct tlm_wi_stream *tlm_wi_stream_new(const struct tlm_wi_options *o, uint64_t start_monotonic_ns);
+int tlm_wi_stream_record(struct tlm_wi_stream *s, const struct tlm_record *rec, char *err, size_t errlen);
+int tlm_wi_stream_finish(struct tlm_wi_stream *s, const char *path, struct tlm_wi_report *r, char *err,
+			 size_t errlen);
+void tlm_wi_stream_free(struct tlm_wi_stream *s);
 void tlm_wi_report_free(struct tlm_wi_report *r);
 /* Two sizes for "x -> y": with the digits that tell them apart ("7.81 GiB ->
  * 7.84 GiB", not "7.8 GiB -> 7.8 GiB"). */

@@ -12,16 +12,16 @@ shot=""
 [ "${1:-}" = "--screenshot" ] && shot=$(realpath "$2")
 : "${TLM_TEST_TLM:?run through meson test}" "${TLM_TEST_DEMO:?}" "${TLM_TEST_LIBTLM:?}" "${TLM_TEST_SIMDIR:?}"
 here=$(dirname "$0")
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 browser=""
 for b in chromium chromium-browser; do
 	command -v "$b" >/dev/null 2>&1 && { browser=$(command -v "$b"); break; }
 done
-[ -n "$browser" ] || { echo "SKIP: chromium is not installed: the timeline was not driven"; exit 77; }
+[ -n "$browser" ] || tlm_skip chromium "chromium is not installed: the timeline was not driven"
 venv=${TLM_VIZ_VENV:-/root/.cache/tlm/viz-venv}
 py="$venv/bin/python"
 if ! [ -x "$py" ] || ! "$py" -c 'import playwright.sync_api' 2>/dev/null; then
-	echo "SKIP: no playwright in $venv (tools/viz-venv.sh makes it): the timeline was not driven"
-	exit 77
+	tlm_skip playwright "no playwright in $venv (tools/viz-venv.sh makes it): the timeline was not driven"
 fi
 work=$(mktemp -d /tmp/tlm-active-XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -13,14 +13,12 @@
 set -eu
 shot=""
 [ "${1:-}" = "--screenshot" ] && shot=$2
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 browser=""
 for b in chromium chromium-browser; do
 	command -v "$b" >/dev/null 2>&1 && { browser=$b; break; }
 done
-if [ -z "$browser" ]; then
-	echo "SKIP: chromium is not installed (tools/deps.sh installs it): the HTML page was not drawn"
-	exit 77
-fi
+[ -n "$browser" ] || tlm_skip chromium "chromium is not installed (tools/deps.sh installs it): the HTML page was not drawn"
 : "${TLM_TEST_TLM:?run through meson test}" "${TLM_TEST_DEMO:?}" "${TLM_TEST_LIBTLM:?}" "${TLM_TEST_SIMDIR:?}"
 work=$(mktemp -d /tmp/tlm-browser-XXXXXX)
 trap 'rm -rf "$work"' EXIT

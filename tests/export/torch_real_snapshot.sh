@@ -12,11 +12,11 @@
 set -u
 case=$1 tlm=$2 src=$3
 here=$(dirname "$0")
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
-if [ ! -x "$py" ] || ! "$py" -c 'import torch' >/dev/null 2>&1; then
-	echo "SKIP: no PyTorch venv at $venv (tools/torch-venv.sh): tlm's snapshot was not compared with PyTorch's"
-	exit 77
+if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): tlm's snapshot was not compared with PyTorch's"
 fi
 work=$(mktemp -d /tmp/tlm-real-snapshot-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -28,7 +28,7 @@ twodev) devs=2 args="--no-oom" ;;
 *) echo "torch_real_snapshot.sh: unknown case '$case'"; exit 2 ;;
 esac
 # shellcheck disable=SC2086
-env ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} TLM_SUMMARY=0 "$tlm" run --no-summary -o "$work/t.trace" --simulate 256M --devices "$devs" -- \
+env ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} TLM_SUMMARY=0 "$tlm" run --no-summary -o "$work/t.trace" --simulate 256M --devices "$devs" -- \
 	"$py" "$src/workload.py" "$work/torch.json" --devices "$devs" --history "$work/torch.pickle" $args \
 	>"$work/run.log" 2>&1 || { tail -n 40 "$work/run.log"; echo "FAIL: the workload failed"; exit 1; }
 "$tlm" report --format torch-snapshot -o "$work/tlm.pickle" "$work/t.trace" || exit 1

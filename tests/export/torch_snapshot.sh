@@ -9,27 +9,25 @@
 # usage (meson sets the environment): torch_snapshot.sh [--viz]
 # --viz: PyTorch's own torch.cuda._memory_viz must read the files; needs a
 # python with torch: $TLM_TORCH_PYTHON, else the venv of the real-PyTorch
-# tests (/root/.cache/tlm/torch-venv), else tools/viz-venv.sh's; exit 77
+# tests ($TLM_TORCH_VENV, default /root/.cache/tlm/torch-venv), else tools/viz-venv.sh's; exit 77
 # (skipped) when none imports torch.
 set -eu
 : "${TLM_TEST_TLM:?run through meson test}" "${TLM_TEST_DEMO:?}" "${TLM_TEST_LIBTLM:?}" "${TLM_TEST_SIMDIR:?}"
 here=$(dirname "$0")
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 py=python3
 if [ "${1:-}" = "--viz" ]; then
 	py=""
-	for p in "${TLM_TORCH_PYTHON:-}" /root/.cache/tlm/torch-venv/bin/python "${TLM_VIZ_VENV:-/root/.cache/tlm/viz-venv}/bin/python"; do
+	for p in "${TLM_TORCH_PYTHON:-}" "${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python" "${TLM_VIZ_VENV:-/root/.cache/tlm/viz-venv}/bin/python"; do
 		# without the test's LD_LIBRARY_PATH: torch must load its own CUDA libraries, not
 		# the simulated (in a sanitized build, sanitized) ones; it reads files only here
 		[ -n "$p" ] && [ -x "$p" ] && env -u LD_LIBRARY_PATH "$p" -c 'import torch.cuda._memory_viz' >/dev/null 2>&1 &&
 			{ py=$p; break; }
 	done
-	if [ -z "$py" ]; then
-		echo "SKIP: no python imports torch (set TLM_TORCH_PYTHON): PyTorch's memory_viz did not read tlm's snapshots"
-		exit 77
-	fi
+	[ -n "$py" ] || tlm_skip torch-venv "no python imports torch (tools/torch-venv.sh, or set TLM_TORCH_PYTHON): PyTorch's memory_viz did not read tlm's snapshots"
 	echo "torch: $py"
 fi
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3: the snapshot was not checked"; exit 77; }
+command -v python3 >/dev/null 2>&1 || tlm_skip python3 "no python3: the snapshot was not checked"
 work=$(mktemp -d /tmp/tlm-snapshot-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 pre="${TLM_TEST_PRELOAD_FIRST:+$TLM_TEST_PRELOAD_FIRST }$TLM_TEST_LIBTLM"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hw.h"
+#include "tlm_test.h"
 #include "tlm/event.h"
 
 static const char *need(const char *name)
@@ -87,6 +88,7 @@ int hw_start(struct hw_proc *p, const char *const *args, const char *const *env)
 	if (p->pid < 0)
 		return -1;
 	if (p->pid == 0) {
+		tlm_test_child_signals();
 		setpgid(0, 0);
 		int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd >= 0)

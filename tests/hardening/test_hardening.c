@@ -29,6 +29,7 @@
 
 #include "hw.h"
 #include "hw_progress.h"
+#include "tlm_test.h"
 
 
 static int sanitized(void)
@@ -244,7 +245,7 @@ static void fork_storm(unsigned forks, unsigned pause_us, int vary)
 	 * SizeClassAllocator64::GetFromAllocator from AsanThread::Init). The
 	 * single-threaded fork of tests/shim runs in every build. */
 	if (sanitized())
-		skip();
+		tlm_test_skip("build", "sanitized build: a fork of a multi-threaded process is tested in the normal build");
 	char nf[16], pz[16];
 	snprintf(nf, sizeof nf, "%u", forks);
 	snprintf(pz, sizeof pz, "%u", pause_us);
@@ -452,7 +453,7 @@ static void test_hot_path_no_malloc_no_mutex(void **s)
 	(void)s;
 	/* the sanitizer runtimes own malloc; the normal build checks this */
 	if (sanitized())
-		skip();
+		tlm_test_skip("build", "sanitized build: the sanitizer owns malloc; the hot path's allocations are counted in the normal build");
 	/* Twice: as usual, and with a writer thread that is not scheduled for
 	 * 50 ms before each drain, as on a loaded machine: the main thread's
 	 * ring fills and, after 2 ms, it drains on its own thread
@@ -490,7 +491,7 @@ static void test_hot_path_new_stacks_starved_writer(void **s)
 {
 	(void)s;
 	if (sanitized())
-		skip();
+		tlm_test_skip("build", "sanitized build: the sanitizer owns malloc; the hot path's allocations are counted in the normal build");
 	const char *starved[] = {"TLM_DEBUG_WRITER_DELAY_MS=50", "TLM_RING_SIZE=1024", NULL};
 	unsigned long long slow[3], plain[3];
 	count_run(0, starved, 12, slow);
@@ -520,6 +521,7 @@ static int secure_run(int secure)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		tlm_test_child_signals();
 		int fd = open(res, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 1);
 		if (secure && (setgid(65534) != 0 || setuid(65534) != 0))
@@ -566,16 +568,16 @@ static void test_setuid_process_ignored(void **s)
 {
 	(void)s;
 	if (geteuid() != 0)
-		skip(); /* needs root to make a setuid-root program */
+		tlm_test_skip("privilege", "not root: no setuid-root program can be made here");
 	/* hw_secure links libtlm.so; a sanitized one needs its runtime
 	 * preloaded, which a secure process refuses: normal build only */
 	if (sanitized())
-		skip();
+		tlm_test_skip("build", "sanitized build: a setuid process refuses the preloaded sanitizer runtime");
 	/* control: the same program, not privileged, is recorded */
 	assert_int_equal(secure_run(0), 1);
 	int n = secure_run(1);
 	if (n < 0)
-		skip();
+		tlm_test_skip("privilege", "the setuid bit did not take (a file system mounted nosuid?)");
 	assert_int_equal(n, 0);
 }
 

@@ -11,16 +11,16 @@ tlm=$1 gen=$2
 shot=""
 [ "${3:-}" = "--screenshot" ] && shot=$(realpath "$4")
 here=$(dirname "$0")
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 browser=""
 for b in chromium chromium-browser; do
 	command -v "$b" >/dev/null 2>&1 && { browser=$(command -v "$b"); break; }
 done
-[ -n "$browser" ] || { echo "SKIP: chromium is not installed: the job's timeline was not drawn"; exit 77; }
+[ -n "$browser" ] || tlm_skip chromium "chromium is not installed: the job's timeline was not drawn"
 venv=${TLM_VIZ_VENV:-/root/.cache/tlm/viz-venv}
 py="$venv/bin/python"
 if ! [ -x "$py" ] || ! "$py" -c 'import playwright.sync_api' 2>/dev/null; then
-	echo "SKIP: no playwright in $venv (tools/viz-venv.sh makes it): the job's timeline was not drawn"
-	exit 77
+	tlm_skip playwright "no playwright in $venv (tools/viz-venv.sh makes it): the job's timeline was not drawn"
 fi
 work=$(mktemp -d /tmp/tlm-jobbrowser-XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -8,10 +8,8 @@
 # usage: test_job.sh TLM LIBTLM WORKLOAD LAUNCHER SIMDIR WORKLOAD_SOURCE JOB_GEN
 set -eu
 tlm=$1 lib=$2 wl=$3 launcher=$4 sim=$5 src=$6 gen=$7
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "python3 not found: the job report's figures were not tested"
-	exit 77
-fi
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v python3 >/dev/null 2>&1 || tlm_skip python3 "python3 not found: the job report's figures were not tested"
 here=$(dirname "$0")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -10,10 +10,8 @@
 # usage: test_job_diff.sh TLM LIBTLM WORKLOAD SIMDIR WORKLOAD_SOURCE
 set -eu
 tlm=$1 lib=$2 wl=$3 sim=$4 src=$5
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "python3 not found: the job diff was not tested"
-	exit 77
-fi
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v python3 >/dev/null 2>&1 || tlm_skip python3 "python3 not found: the job diff was not tested"
 here=$(dirname "$0")
 chk="python3 $here/jobdiff_check.py"
 dir=$(mktemp -d)

@@ -21,11 +21,8 @@
 set -u
 tlm=$1 wl=$2
 LAT_MAX=${TLM_TEST_LAT_MAX:-5}
-need() { # a prerequisite tools/deps.sh installs: under CI it must be there
-	if [ "${CI:-}" = true ]; then echo "FAIL: $1 (CI=true: tools/deps.sh installs it)"; exit 1; fi
-	echo "SKIP: $1"; exit 77
-}
-command -v tmux >/dev/null 2>&1 || need "tmux is not installed: tlm top was not tested in a terminal"
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v tmux >/dev/null 2>&1 || tlm_skip tmux "tmux is not installed: tlm top was not tested in a terminal"
 dir=$(mktemp -d)
 sock=$dir/tmux.sock
 T() { tmux -S "$sock" -f /dev/null "$@"; }
@@ -121,11 +118,7 @@ T kill-session -t run
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 if [ ! -x "$py" ] || ! env -u LD_PRELOAD -u LD_LIBRARY_PATH "$py" -c 'import torch' >/dev/null 2>&1; then
-	if [ "${CI:-}" = true ]; then
-		bad "no PyTorch venv at $venv (CI=true: tools/torch-venv.sh makes it)"
-	else
-		echo "SKIP (part 3): no PyTorch venv at $venv: tlm top was not tested on real PyTorch"
-	fi
+	tlm_skip_case torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): part 3, tlm top on real PyTorch, not tested" || fail=1
 else
 	mkdir "$dir/c"
 	cat > "$dir/c/hold.py" <<'EOF'

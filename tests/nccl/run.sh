@@ -6,14 +6,14 @@
 # its device memory (NCCL_DEBUG=INFO, subsystems ALLOC and P2P).
 #   run.sh CASE TLM DUMP SRCDIR
 # CASE ddp2: DDP on 2 devices; fsdp4: FSDP on 4 devices.
-# Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
+# Without the venv of tools/torch-venv.sh: skipped (tests/common/skip.sh; under CI=true a failure).
 set -u
 case=$1 tlm=$2 dump=$3 src=$4
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch.distributed' >/dev/null 2>&1; then
-	echo "no PyTorch venv at $venv (tools/torch-venv.sh): NCCL test '$case' not run"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): NCCL test '$case' not run"
 fi
 case $case in
 ddp2) mode=ddp n=2 ;;

@@ -23,18 +23,14 @@ src=$1 version=$2 btlm=$3 wl=$4
 wheels=${TLM_PY_WHEELS:-/root/.cache/tlm/py-wheels}
 torch_py=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python
 pyv=${TLM_PY_VENV:-/root/.cache/tlm/py-venv}/bin/python
-skip() {
-	echo "$1"
-	[ "${CI:-}" = true ] && exit 1
-	exit 77
-}
-[ -f "$wheels/.complete" ] && [ -x "$pyv" ] || skip "no wheelhouse at $wheels (tools/py-venv.sh): pip install not tested"
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+[ -f "$wheels/.complete" ] && [ -x "$pyv" ] || tlm_skip py-venv "no wheelhouse at $wheels (tools/py-venv.sh): pip install not tested"
 tmp=$(mktemp -d /tmp/tlm-pipinst-XXXXXX)
 [ -n "${TLM_TEST_KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if ! eval "$1"; then echo "failed: $1"; fail=1; fi; }
 venv=$tmp/venv
-python3 -m venv "$venv" || skip "python3 -m venv failed: pip install not tested"
+python3 -m venv "$venv" || tlm_skip python3-venv "python3 -m venv failed: pip install not tested"
 start=$(date +%s)
 if ! "$venv/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$wheels" "$src" \
 	>"$tmp/pip.log" 2>&1; then
@@ -103,8 +99,7 @@ PY"
 	# read back by pyarrow and DuckDB (the test venv's): every event, the same sizes
 	check "'$pyv' -c 'import sys, duckdb, pyarrow.parquet as pq; n, s = duckdb.connect().execute(\"SELECT count(*), sum(size) FROM read_parquet(?)\", [sys.argv[1]]).fetchall()[0]; sys.exit(not (pq.read_table(sys.argv[1]).num_rows == n == int(sys.argv[2]) and s > 0))' '$tmp/t.parquet' '$events'"
 else
-	echo "no PyTorch venv (tools/torch-venv.sh): the PyTorch loop under the installed tlm not run"
-	[ "${CI:-}" = true ] && fail=1
+	tlm_skip_case torch-venv "no PyTorch venv (tools/torch-venv.sh): the PyTorch loop under the installed tlm not run" || fail=1
 fi
 [ $fail -eq 0 ] && echo "ok: the installed package"
 exit $fail

@@ -8,12 +8,11 @@
 # Skipped (77) without the bootstrap's venv and wheelhouse; under CI=true a failure.
 set -u
 src=$1 wl=$2
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 venv=${TLM_PY_VENV:-/root/.cache/tlm/py-venv}
 wheels=${TLM_PY_WHEELS:-/root/.cache/tlm/py-wheels}
 if [ ! -x "$venv/bin/auditwheel" ] || [ ! -f "$wheels/.complete" ]; then
-	echo "no py venv or wheelhouse (tools/py-venv.sh): the manylinux wheel not tested"
-	[ "${CI:-}" = true ] && exit 1
-	exit 77
+	tlm_skip py-venv "no py venv or wheelhouse (tools/py-venv.sh): the manylinux wheel not tested"
 fi
 tmp=$(mktemp -d /tmp/tlm-pipwhl-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -3,14 +3,16 @@
 # Python stacks, reference cycles, leaks and classes built again and again
 # (classes.py) on every CPython under pyenv:
 # test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
-# Versions absent from $TLM_TEST_PYENV (default /root/.pyenv/versions) are
-# skipped with a message; with none present the test is skipped (exit 77).
+# Each version absent from $TLM_TEST_PYENV (default /root/.pyenv/versions)
+# is a skipped part (tlm_skip_case: a failure under CI=true); with none
+# present the test is skipped.
 set -u
 libtlm=$1 tlm=$2 sim=$3 dbl=$4 src=$5
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 pyenv=${TLM_TEST_PYENV:-/root/.pyenv/versions}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ran=0 failed=0
+ran=0 failed=0 missing=""
 run_one() { # python tag [env...]; WORKLOAD (default workload.py) and ARGS from the environment
 	py=$1 tag=$2
 	shift 2
@@ -24,7 +26,7 @@ run_one() { # python tag [env...]; WORKLOAD (default workload.py) and ARGS from 
 for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	py=$(ls -d "$pyenv/$v".*/bin/python3 2>/dev/null | sort -V | tail -n 1)
 	if [ -z "$py" ] || [ ! -x "$py" ]; then
-		echo "python $v: not installed under $pyenv, skipped"
+		missing="$missing $v"
 		continue
 	fi
 	ran=$((ran + 1))
@@ -51,8 +53,8 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 		fi
 	fi
 done
-if [ "$ran" = 0 ]; then
-	echo "no CPython 3.8-3.13 under $pyenv: skipped"
-	exit 77
-fi
+[ "$ran" != 0 ] || tlm_skip pyenv "no CPython 3.8-3.13 under $pyenv: Python stacks not tested"
+for v in $missing; do
+	tlm_skip_case pyenv "python $v: not installed under $pyenv: not tested" || failed=$((failed + 1))
+done
 [ "$failed" = 0 ]

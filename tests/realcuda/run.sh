@@ -28,12 +28,10 @@
 set -u
 t=${1:?usage: run.sh TEST}
 src=$(cd "$(dirname "$0")" && pwd)
+. "${TLM_TEST_COMMON:-$src/../common}/skip.sh"
 cuda=${CUDA_HOME:-/usr/local/cuda}
 nvcc=$cuda/bin/nvcc
-if [ ! -x "$nvcc" ]; then
-	echo "SKIP $t: no CUDA toolkit (no $nvcc; set CUDA_HOME): NVIDIA's real runtime on the simulated driver not tested"
-	exit 77
-fi
+[ -x "$nvcc" ] || tlm_skip toolkit "$t: no CUDA toolkit (no $nvcc; set CUDA_HOME): NVIDIA's real runtime on the simulated driver not tested"
 work=${TLM_TEST_WORK:?}/$t
 mkdir -p "$work"
 lib=$cuda/lib64
@@ -82,8 +80,9 @@ wheel_lib() { # STEM SUBDIR LIB: the newest unpacked wheel's library directory
 		[ -f "$d/$2/$3" ] && found=$d/$2
 	done
 	if [ -z "$found" ]; then
-		echo "SKIP $t: no $3 wheel in $wheels (tools/fetch-cuda-wheels.sh): that runtime not tested" >&2
-		exit 77
+		# (called in a command substitution: the line to stderr, the verdict as the status)
+		tlm_skip_case cuda-wheels "$t: no $3 wheel in $wheels (tools/fetch-cuda-wheels.sh): that runtime not tested" >&2 && exit 77
+		exit 1
 	fi
 	echo "$found"
 }
@@ -146,7 +145,7 @@ cublas)
 	;;
 wheel-13)
 	# the newest 13.x runtime in place of the toolkit's, same binary
-	wl=$(wheel_lib nvidia_cuda_runtime nvidia/cu13/lib libcudart.so.13) || exit 77
+	wl=$(wheel_lib nvidia_cuda_runtime nvidia/cu13/lib libcudart.so.13) || exit $?
 	build "$work/allocs" "$src/allocs.cu" -cudart shared
 	ldpath=$wl:$TLM_TEST_SIMDIR
 	record "$work/allocs"
@@ -155,7 +154,7 @@ wheel-13)
 	;;
 wheel-12)
 	# a 12.x runtime: the program links libcudart.so.12 from the wheel
-	wl=$(wheel_lib nvidia_cuda_runtime_cu12 nvidia/cuda_runtime/lib libcudart.so.12) || exit 77
+	wl=$(wheel_lib nvidia_cuda_runtime_cu12 nvidia/cuda_runtime/lib libcudart.so.12) || exit $?
 	build "$work/allocs" "$src/allocs.cu" -cudart none -L"$wl" -l:libcudart.so.12
 	ldpath=$wl:$TLM_TEST_SIMDIR
 	record "$work/allocs"
@@ -217,7 +216,7 @@ cupti)
 	for c in "$lib/libcupti.so.13" "$cuda/extras/CUPTI/lib64/libcupti.so.13" "$cuda/lib/libcupti.so.13"; do
 		[ -f "$c" ] && { cupti=$c; break; }
 	done
-	[ -n "$cupti" ] || { echo "SKIP $t: no libcupti.so.13 in $cuda: real CUPTI not tested"; exit 77; }
+	[ -n "$cupti" ] || tlm_skip toolkit "$t: no libcupti.so.13 in $cuda: real CUPTI not tested"
 	build "$work/allocs" "$src/allocs.cu"
 	record "$work/allocs" TLM_CUPTI=on TLM_CUPTI_LIBRARY="$cupti"
 	grep -q "^P cupti unusable$" "$work/dump" &&

@@ -12,10 +12,8 @@
 # usage: test_devmem_e2e.sh TLM WORKLOAD
 set -eu
 tlm=$1 wl=$2
-if ! command -v python3 >/dev/null 2>&1; then
-	echo "python3 not found: the device memory view was not tested end to end"
-	exit 77
-fi
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v python3 >/dev/null 2>&1 || tlm_skip python3 "python3 not found: the device memory view was not tested end to end"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0

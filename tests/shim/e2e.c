@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "e2e.h"
+#include "tlm_test.h"
 
 extern char **environ;
 
@@ -130,6 +131,7 @@ int e2e_run(struct run *r, const char *const *args, const char *const *env)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		tlm_test_child_signals();
 		int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd >= 0)
 			dup2(fd, 2);

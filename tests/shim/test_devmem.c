@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "tlm/trace.h"
+#include "tlm_test.h"
 
 #define MiB (1ull << 20)
 
@@ -64,6 +65,7 @@ static void run(const char *scenario, const char *libpath, const char *const *ex
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		tlm_test_child_signals();
 		int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd >= 0)
 			dup2(fd, 2);
@@ -241,6 +243,7 @@ static void test_other_process(void **state)
 	pid_t h = fork();
 	assert_true(h >= 0);
 	if (h == 0) {
+		tlm_test_child_signals();
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		close(in[1]);

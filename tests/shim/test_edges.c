@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "tlm_test.h"
 
 static bool under_tsan(void)
 {
@@ -106,7 +107,7 @@ static void test_host_sees_its_own_dispositions(void **s)
 	/* ThreadSanitizer runs handlers at its own safe points, later than the
 	 * kernel would: the moment a signal acts is not the program's */
 	if (under_tsan())
-		skip();
+		tlm_test_skip("build", "ThreadSanitizer runs signal handlers late: the moment a signal acts is tested in the other builds");
 	const char *args[] = {"sigview", NULL};
 	struct run r;
 	assert_int_equal(e2e_run(&r, args, NULL), 0);
@@ -155,7 +156,7 @@ static void test_closed_descriptor_never_written(void **s)
 	/* ThreadSanitizer calls the host's close of a descriptor another thread
 	 * uses a race, which it is by design here; the other builds run it */
 	if (under_tsan())
-		skip();
+		tlm_test_skip("build", "ThreadSanitizer calls closing a descriptor another thread uses a race: tested in the other builds");
 	char own[600];
 	struct run r;
 	const char *args[] = {"closefds", NULL};
@@ -224,7 +225,7 @@ static void test_raw_fork_child_recognised(void **s)
 {
 	(void)s;
 	if (under_tsan())
-		skip(); /* ThreadSanitizer cannot follow a raw fork of a threaded process */
+		tlm_test_skip("build", "ThreadSanitizer cannot follow a raw fork of a threaded process: tested in the other builds");
 	const char *args[] = {"rawfork", NULL};
 	struct run r;
 	assert_int_equal(e2e_run(&r, args, NULL), 0);

@@ -4,12 +4,15 @@
 # keeps its events ("left by _exit"); the interpreter still sees SIG_DFL.
 # usage: test_edges_py.sh LIBTLM TLM LIBPATH SCRIPT (LIBPATH: the driver and runtime double dirs)
 set -eu
+# (Python's KeyboardInterrupt and SIGTERM as a program starts with them)
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/signals.sh"
 lib=$1 tlm=$2 sim=$3 py=$4
-command -v python3 >/dev/null || { echo "python3 not found: Python edges not tested"; exit 77; }
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v python3 >/dev/null || tlm_skip python3 "python3 not found: Python edges not tested"
 case "${TLM_TEST_PRELOAD_FIRST:-}" in *tsan*)
 	# ThreadSanitizer runs handlers at its own safe points: Python's
 	# kill(getpid(), SIGINT) returns before the handler ran and Python exits
-	echo "ThreadSanitizer build: signal timing not tested"; exit 77 ;;
+	tlm_skip build "ThreadSanitizer build: signal timing not tested" ;;
 esac
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "tlm_test.h"
 
 static void expect_exit0(const struct run *r)
 {
@@ -108,7 +109,7 @@ static void test_fork_child_has_own_trace(void **s)
 	 * multi-threaded fork ("dup thread with used id"); the other builds run it */
 	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
 	if (first && strstr(first, "tsan"))
-		skip();
+		tlm_test_skip("build", "ThreadSanitizer cannot follow a child that starts threads after a multi-threaded fork: tested in the other builds");
 	const char *args[] = {"fork", NULL};
 	struct run r;
 	assert_int_equal(e2e_run(&r, args, NULL), 0);
@@ -389,7 +390,7 @@ static void test_disk_full(void **s)
 	snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=256k tmpfs %s 2>/dev/null", dir);
 	if (system(cmd) != 0) {
 		rmdir(dir);
-		skip(); /* not allowed to mount here */
+		tlm_test_skip("privilege", "not allowed to mount a tmpfs here: a full disk not tested");
 	}
 	snprintf(full_dir, sizeof full_dir, "%s", dir);
 	atexit(unmount_full);

@@ -6,10 +6,8 @@
 # usage: test_nocuda.sh LIBTLM TLM NOCUDA DOUBLEDIR (build/src/sim/runtime: the runtime double)
 set -eu
 lib=$1 tlm=$2 prog=$3 sim=$4
-if [ -n "${TLM_TEST_PRELOAD_FIRST:-}" ]; then
-	echo "sanitized build: the timing of a call is not tested"
-	exit 77
-fi
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+[ -z "${TLM_TEST_PRELOAD_FIRST:-}" ] || tlm_skip build "sanitized build: the timing of a call is not tested"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir/lib"

@@ -3,6 +3,8 @@
 # writes the trace where --output says, and exits with the program's status.
 # usage: test_run.sh TLM WORKLOAD SIMDIR
 set -eu
+# (SIGTERM to tlm run must reach the program as it would a program started normally)
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/signals.sh"
 tlm=$1 wl=$2 sim=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

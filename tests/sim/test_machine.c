@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sim_test.h"
+#include "tlm_test.h"
 
 /* not in sim_driver.h (cuda.h's prototypes) */
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
@@ -49,6 +50,7 @@ static void holder_start(struct holder *h, const char *mib, const char *const *e
 	h->pid = fork();
 	assert_true(h->pid >= 0);
 	if (h->pid == 0) {
+		tlm_test_child_signals();
 		dup2(in[0], 0), dup2(out[1], 1), dup2(err[1], 2);
 		for (int i = 0; env && env[i]; i++) {
 			char name[64];

@@ -9,18 +9,16 @@ set -u
 tlm=$1 src=$2
 rec=${TLM_TEST_RECORDER:-$tlm}
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
-	echo "no PyTorch venv at $venv: real-PyTorch steps not tested"
-	exit 77
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+if [ ! -x "$venv/bin/python" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch steps not tested"
 fi
-if ! "$rec" run --help 2>&1 | grep -q -- --simulate; then
-	echo "tlm run has no --simulate: real-PyTorch steps not tested"
-	exit 77
-fi
+"$rec" run --help 2>&1 | grep -q -- --simulate || tlm_skip simulate "tlm run has no --simulate: real-PyTorch steps not tested"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 one() { # tag ckpt leak
-	"$rec" run --no-summary --simulate 4G -o "$tmp/$1.trace" -- "$venv/bin/python" "$src/torch_steps.py" \
+	# a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
+	env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} "$rec" run --no-summary --simulate 4G -o "$tmp/$1.trace" -- "$venv/bin/python" "$src/torch_steps.py" \
 		10 "$2" "$3" 256 6 512 "$tmp/$1.truth" >"$tmp/$1.log" 2>&1 &&
 		"$tlm" report -f json -o "$tmp/$1.json" "$tmp/$1.trace" || { cat "$tmp/$1.log"; return 1; }
 }

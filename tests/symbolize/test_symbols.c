@@ -22,6 +22,7 @@
 #include "fixture.h"
 #include "modmap.h"
 #include "symt.h"
+#include "tlm_test.h"
 
 /* ---- real objects ------------------------------------------------------ */
 
@@ -151,7 +152,7 @@ static void test_cxx_demangled(void **state)
 	expect_frame(&f[0], "ns::Widget::grow(int)", "fix_cxx.cpp", fix_cxx_line_grow, false);
 	tlm_sym_free(s);
 #else
-	skip();
+	tlm_test_skip("g++", "no C++ compiler at configure time: C++ names not demangled");
 #endif
 }
 
@@ -176,8 +177,7 @@ static void test_libc_debuginfo_by_build_id(void **state)
 		len += snprintf(dbg + len, sizeof dbg - (size_t)len, "%02x", m->build_id[i]);
 	snprintf(dbg + len, sizeof dbg - (size_t)len, ".debug");
 	if (!m->build_id_len || access(dbg, R_OK) != 0) {
-		fprintf(stderr, "no %s (libc6-dbg): skipped\n", dbg);
-		skip();
+		tlm_test_skip("libc6-dbg", "no %s (libc6-dbg): libc's separate debug info not tested", dbg);
 	}
 	struct tlm_symbolizer *s = sym_all();
 	struct tlm_frame f[16];

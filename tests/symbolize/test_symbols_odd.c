@@ -22,6 +22,7 @@
 #include "fixture.h"
 #include "modmap.h"
 #include "symt.h"
+#include "tlm_test.h"
 
 /* ---- addresses outside any module, odd modules ------------------------- */
 
@@ -304,10 +305,8 @@ static void test_fifo_module(void **state)
 static const char *env_path(const char *var)
 {
 	const char *p = getenv(var);
-	if (!p || !*p) {
-		fprintf(stderr, "%s not set (no objcopy at build time): skipped\n", var);
-		return NULL;
-	}
+	if (!p || !*p)
+		tlm_test_skip("objcopy", "%s not set (no objcopy at configure time): not tested", var);
 	return p;
 }
 
@@ -316,8 +315,6 @@ static void test_stripped(void **state)
 {
 	(void)state;
 	const char *path = env_path("TLM_TEST_SYMFIX_STRIPPED");
-	if (!path)
-		skip();
 	uint64_t ip = ip_of(fix_lib_outer);
 	struct tlm_rec_module *m = fake_of(ip, path);
 	struct tlm_symbolizer *s = tlm_sym_new();
@@ -338,8 +335,6 @@ static void test_split_debuglink(void **state)
 {
 	(void)state;
 	const char *path = env_path("TLM_TEST_SYMFIX_SPLIT");
-	if (!path)
-		skip();
 	uint64_t ip = ip_of(fix_lib_outer);
 	struct tlm_rec_module *m = fake_of(ip, path);
 	struct tlm_symbolizer *s = tlm_sym_new();

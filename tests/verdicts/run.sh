@@ -8,13 +8,12 @@
 # transformers); without it they are skipped (77), and fail under CI=true.
 set -u
 group=$1 tlm=$2 phases=$3 src=$4
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 if [ "$group" != native ]; then
 	if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch, torchvision, transformers' >/dev/null 2>&1; then
-		echo "no PyTorch venv with torchvision and transformers at $venv (tools/torch-venv.sh): verdicts '$group' not run"
-		[ "${CI:-}" = true ] && exit 1
-		exit 77
+		tlm_skip torch-venv "no PyTorch venv with torchvision and transformers at $venv (tools/torch-venv.sh): verdicts '$group' not run"
 	fi
 else
 	py=python3

@@ -10,7 +10,8 @@
 # name the setting that avoids the OOM, and bad input gets one line.
 set -eu
 : "${TLM_TEST_LIBTLM:?}" "${TLM_TEST_SIMDIR:?}" "${TLM_TEST_TLM:?}" "${TLM_TEST_PT_WORKLOAD:?}"
-command -v python3 >/dev/null || { echo "SKIP: python3 not found: tlm whatif's JSON not checked"; exit 77; }
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+command -v python3 >/dev/null || tlm_skip python3 "python3 not found: tlm whatif's JSON not checked"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 pre="${TLM_TEST_PRELOAD_FIRST:-}"

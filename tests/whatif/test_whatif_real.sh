@@ -13,17 +13,13 @@ set -eu
 : "${TLM_TEST_TLM:?}" "${TLM_TEST_SRC:?}"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
-need() { # a prerequisite the README's first command installs
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $1 (CI=true: tools/bootstrap.sh installs it)"
-		exit 1
-	fi
-	echo "SKIP: $1: tlm whatif not checked against the real allocator"
-	exit 77
-}
-[ -x "$py" ] && "$py" -c 'import torch' >/dev/null 2>&1 || need "no PyTorch venv at $venv (tools/torch-venv.sh)"
-"$TLM_TEST_TLM" run --help 2>/dev/null | grep -q -- --simulate || need "tlm run has no --simulate"
-command -v python3 >/dev/null || need "python3 not found"
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
+if ! [ -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): tlm whatif not checked against the real allocator"
+fi
+"$TLM_TEST_TLM" run --help 2>/dev/null | grep -q -- --simulate ||
+	tlm_skip simulate "tlm run has no --simulate: tlm whatif not checked against the real allocator"
+command -v python3 >/dev/null || tlm_skip python3 "python3 not found: tlm whatif not checked against the real allocator"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 python3 "$TLM_TEST_SRC/tests/whatif/real/oracle.py" "$TLM_TEST_TLM" "$py" "$dir"

@@ -29,6 +29,7 @@
 #include "recording/forkguard.h"
 #include "recording/log.h"
 #include "recording/stack/stack.h"
+#include "recording/nvml_dl.h"
 #include "recording/writer/modules.h"
 #include "recording/writer/writer.h"
 #include "recording/writer/writer_int.h"
@@ -201,6 +202,8 @@ int tlm__writer_start(void)
 	props_start();
 	W.drained_ns = tlm__now_ns(); /* its first drain is due within TLM_DRAIN_MS */
 	unlock();
+	if (!tlm__cfg.nvml_off)
+		tlm__nvml_open(); /* here, not on the writer thread (nvml_dl.c) */
 	/* the writer must never take the host's signals */
 	sigset_t all, old;
 	sigfillset(&all);

@@ -126,9 +126,12 @@ API int nvmlSystemGetCudaDriverVersion_v2(int *version);
 API int nvmlSystemGetCudaDriverVersion(int *version);
 API const char *nvmlErrorString(int result);
 
-int nvmlInit_v2(void) { return NVML_SUCCESS; }
-int nvmlInit(void) { return NVML_SUCCESS; }
-int nvmlInitWithFlags(unsigned flags) { (void)flags; return NVML_SUCCESS; }
+/* Init finds the driver (the queries then never dlopen: a dlopen on a
+ * profiler's thread can deadlock with a host's inside dl_iterate_phdr;
+ * src/recording/nvml_dl.c); a query without init finds it itself. */
+int nvmlInit_v2(void) { pthread_once(&drv_once, find_driver); return NVML_SUCCESS; }
+int nvmlInit(void) { return nvmlInit_v2(); }
+int nvmlInitWithFlags(unsigned flags) { (void)flags; return nvmlInit_v2(); }
 int nvmlShutdown(void) { return NVML_SUCCESS; }
 
 int nvmlSystemGetCudaDriverVersion_v2(int *version)

@@ -12,12 +12,14 @@
 #            reaches torchrun, which ends both ranks with it and exits 1
 # Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
 set -u
+# (case term: SIGTERM to tlm run, which torchrun passes on to its ranks)
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/signals.sh"
 case=$1 tlm=$2 src=$3
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch.distributed' >/dev/null 2>&1; then
-	echo "no PyTorch venv at $venv (tools/torch-venv.sh): real-torchrun test '$case' not run"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): real-torchrun test '$case' not run"
 fi
 case $case in
 ok) launch="$venv/bin/torchrun" fail= ;;

@@ -6,14 +6,14 @@
 # driver, cuDNN's own allocations in the trace (frames in libcudnn), and
 # PyTorch's peaks equal to tlm's.
 #   claims.sh TLM DUMP SRCDIR
-# Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
+# Without the venv of tools/torch-venv.sh: skipped (tests/common/skip.sh; under CI=true a failure).
 set -u
 tlm=$1 dump=$2 src=$3
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
 if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
-	echo "no PyTorch venv at $venv (tools/torch-venv.sh): the simulated device's claims not tested"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): the simulated device's claims not tested"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

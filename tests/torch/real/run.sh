@@ -8,11 +8,11 @@
 # Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
 set -u
 case=$1 tlm=$2 events=$3 src=$4
+. "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
-	echo "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch test '$case' not run"
-	exit 77
+	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch test '$case' not run"
 fi
 tmp=$(mktemp -d)
 [ -n "${TLM_TEST_KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT

@@ -50,6 +50,11 @@ def main():
         else:
             fail("usage: oracle.py TLM PYTHON DIR [--workloads W,...] [--memory SIZE] [--table]")
 
+    # a sanitized libtlm.so needs its runtime ahead of it (TLM_TEST_PRELOAD_FIRST, tests/shim)
+    run_env = dict(os.environ)
+    if os.environ.get("TLM_TEST_PRELOAD_FIRST"):
+        run_env["LD_PRELOAD"] = os.environ["TLM_TEST_PRELOAD_FIRST"]
+
     def runs(tag, jobs):
         """Runs the jobs (workload, conf) in one recorded process tree; their figures by job."""
         path = os.path.join(d, tag + ".jobs")
@@ -58,7 +63,8 @@ def main():
                 f.write("%s-%d\t%s\t%s\n" % (tag, k, w, c))
         p = subprocess.run([tlm, "run", "--no-summary", "--simulate", memory, "-o", os.path.join(d, "t-%p.trace"),
                             "--", py, os.path.join(HERE, "workloads.py"), d, path],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                           env=run_env)
         out = {}
         for k, j in enumerate(jobs):
             f = os.path.join(d, "%s-%d.json" % (tag, k))
