@@ -31,7 +31,9 @@ struct tlm__stk_entry {
 /* Per-thread cache of whole unwinds (x86-64): a stack seen before at the same
  * stack position is recognised by re-reading only the memory the unwinder
  * read (return-address and saved-frame-pointer slots), see stack.c. */
-#define TLM__SC_ENTRIES 32u          /* power of two */
+#define TLM__SC_SETS 64u             /* power of two */
+#define TLM__SC_WAYS 4u              /* stacks kept per set: many share one caller position */
+#define TLM__SC_ENTRIES (TLM__SC_SETS * TLM__SC_WAYS)
 #define TLM__SC_DEPTH 128u           /* deeper stacks are not cached */
 #define TLM__SC_SLOTS (2u * TLM__SC_DEPTH)
 #define TLM__RC 256u                 /* power of two */
@@ -40,6 +42,7 @@ struct tlm__sc_entry {
 	uint64_t ip0, cfa0, rbp0;    /* the caller's registers at the hooked call */
 	uint32_t depth, nslot;
 	uint32_t local_id, gen;      /* intern id, valid while gen == cache gen */
+	uint32_t used;               /* the thread's event count at its last use: the oldest way goes */
 	bool need_rbp0;              /* the walk used the caller's rbp */
 	uint64_t ip[TLM__SC_DEPTH];
 	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
@@ -58,6 +61,7 @@ struct tlm__stk_cache {
 	uint32_t next_id;
 	uint32_t arena_used;
 	uint32_t gen;                /* bumped when the intern table is reset */
+	uint32_t tick;               /* stack_cache.c: counts lookups, for the ways' age */
 	uint64_t stack_lo, stack_hi; /* this thread's stack, 0 if unknown */
 	struct tlm__stk_entry b[TLM__STK_BUCKETS];
 	uint64_t arena[TLM__STK_ARENA];

@@ -53,7 +53,8 @@ void tlm__stack_thread_init(struct tlm__stk_cache *c)
 	c->gen++;
 	memset(c->sc, 0, sizeof c->sc[0] * 0); /* entries are checked against gen */
 	for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
-		c->sc[i].depth = 0;
+		if (c->sc[i].depth) /* a read leaves an untouched page unmapped */
+			c->sc[i].depth = 0;
 	c->last.e = NULL;
 #if defined(__x86_64__)
 	pthread_attr_t a;
@@ -127,8 +128,22 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 	}
 	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
-	struct tlm__sc_entry *e = &c->sc[h >> 59 & (TLM__SC_ENTRIES - 1)];
-	if (e->depth && e->ip0 == ip0 && e->cfa0 == cfa0 && (!e->need_rbp0 || e->rbp0 == rbp0) && slots_match(e)) {
+	struct tlm__sc_entry *set = &c->sc[(h >> 58 & (TLM__SC_SETS - 1)) * TLM__SC_WAYS], *e = NULL, *old = set;
+	uint32_t now = ++c->tick;
+	/* the allocator's caller is one ip at a few stack positions: several
+	 * stacks share a key, and the first differing slot tells them apart */
+	for (uint32_t w = 0; w < TLM__SC_WAYS; w++) {
+		struct tlm__sc_entry *x = &set[w];
+		if (x->depth && x->ip0 == ip0 && x->cfa0 == cfa0 && (!x->need_rbp0 || x->rbp0 == rbp0) &&
+		    slots_match(x)) {
+			e = x;
+			break;
+		}
+		if (x != c->last.e && (old == c->last.e || now - x->used > now - old->used))
+			old = x; /* the way unused longest, not the last walk's (the next walk may take it over) */
+	}
+	if (e) {
+		e->used = now;
 		count(&n_hit);
 		*depth = e->depth;
 		if (TLM_UNLIKELY(verify > 0))
@@ -143,6 +158,8 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		return e->local_id;
 	}
 	count(&n_miss);
+	e = old;
+	e->used = now;
 	e->ip0 = ip0;
 	e->cfa0 = cfa0;
 	e->rbp0 = rbp0;
