@@ -13,10 +13,10 @@
  *   InitializeInjection when libtlm.so is named in CUDA_INJECTION64_PATH.
  *   Set-up runs once, on the thread that initialised CUDA, never inside a
  *   callback.
- * - De-duplication: our wrappers run the real call at tlm__depth > 0, so a
- *   driver callback at depth 0 is a call no wrapper saw: it is recorded, with
- *   TLM_EVF_CUPTI (frees at the ENTER site, before the real free, allocations
- *   at EXIT). A runtime callback at depth 0 opens a frame on its thread; if no
+ * - De-duplication: our wrappers run the real call inside the guard
+ *   (guard.h), so a driver callback outside it is a call no wrapper saw: it
+ *   is recorded, with TLM_EVF_CUPTI (frees at the ENTER site, before the real free, allocations
+ *   at EXIT). A runtime callback outside it opens a frame on its thread; if no
  *   driver memory callback (wrapped or not) happened inside it, the runtime
  *   call reached the driver by a path CUPTI's driver domain does not show
  *   either, and it is recorded at its EXIT, with TLM_EVF_RUNTIME too. So one
@@ -84,7 +84,7 @@ static const uint32_t runtime_cbids[] = {
 /* Per thread (default TLS model: libtlm.so may be dlopened as an injection
  * library, where static TLS is scarce). */
 static __thread struct {
-	uint32_t rt_cbid;   /* runtime call open at depth 0, 0 = none */
+	uint32_t rt_cbid;   /* runtime call open outside the guard, 0 = none */
 	bool rt_covered;    /* a driver memory callback ran inside it */
 	unsigned npend;     /* frees begun at ENTER, committed at EXIT */
 	struct {
@@ -128,19 +128,20 @@ static void on_driver(uint32_t cbid, const struct tlm_cupti_cbdata *d)
 {
 	if (cs.rt_cbid)
 		cs.rt_covered = true;
-	if (tlm__depth != 0)
+	if (tlm__in_hook())
 		return; /* inside one of our wrappers: interposition records it */
 	struct tlm__evargs a;
 	if (vmm_refs(cbid, d))
 		return;
+	struct tlm__guard g; /* our own CUDA calls from here are not the program's */
 	if (d->callbackSite == TLM_CUPTI_API_ENTER) {
-		tlm__depth++;
+		(void)tlm__guard_enter(&g);
 		if (tlm__cupti_driver_free(cbid, d->functionParams, &a) && tlm__recording() && cs.npend < N(cs.pend)) {
 			a.flags |= TLM_EVF_CUPTI;
 			if (tlm__free_begin(&cs.pend[cs.npend].rc, &a))
 				cs.pend[cs.npend++].cbid = cbid;
 		}
-		tlm__depth--;
+		tlm__leave(&g);
 		return;
 	}
 	int32_t r = d->functionReturnValue ? *(const int32_t *)d->functionReturnValue : RESULT_UNKNOWN;
@@ -149,18 +150,18 @@ static void on_driver(uint32_t cbid, const struct tlm_cupti_cbdata *d)
 		tlm__free_end(&cs.pend[cs.npend].rc, r);
 		return;
 	}
-	tlm__depth++;
+	(void)tlm__guard_enter(&g);
 	if (tlm__cupti_driver_alloc(cbid, d->functionParams, r, &a) && tlm__recording()) {
 		a.flags |= TLM_EVF_CUPTI;
 		a.result = r;
 		tlm__record(&a);
 	}
-	tlm__depth--;
+	tlm__leave(&g);
 }
 
 static void on_runtime(uint32_t cbid, const struct tlm_cupti_cbdata *d)
 {
-	if (tlm__depth != 0)
+	if (tlm__in_hook())
 		return; /* inside our runtime hook */
 	if (d->callbackSite == TLM_CUPTI_API_ENTER) {
 		if (!cs.rt_cbid) {
@@ -176,12 +177,13 @@ static void on_runtime(uint32_t cbid, const struct tlm_cupti_cbdata *d)
 		return; /* its driver call was recorded (by a wrapper or above) */
 	int32_t r = d->functionReturnValue ? *(const int32_t *)d->functionReturnValue : RESULT_UNKNOWN;
 	struct tlm__evargs a;
-	tlm__depth++;
+	struct tlm__guard g;
+	(void)tlm__guard_enter(&g);
 	if (tlm__cupti_runtime_event(cbid, d->functionParams, r, &a) && tlm__recording()) {
 		a.flags |= TLM_EVF_CUPTI;
 		tlm__record(&a);
 	}
-	tlm__depth--;
+	tlm__leave(&g);
 }
 
 static void on_callback(void *user, int domain, uint32_t cbid, const void *data)
@@ -425,9 +427,10 @@ static void set_up_once(bool injected)
 	if (!atomic_compare_exchange_strong(&setup_state, &expect, SETUP_BUSY))
 		return; /* done, or another thread is at it */
 	tlm__config_ensure();
-	tlm__depth++; /* CUDA calls made while CUPTI attaches are not the program's */
+	struct tlm__guard g; /* CUDA calls made while CUPTI attaches are not the program's */
+	(void)tlm__guard_enter(&g);
 	set_up(injected);
-	tlm__depth--;
+	tlm__leave(&g);
 	atomic_store(&setup_state, SETUP_DONE);
 }
 

@@ -171,9 +171,10 @@ static void on_term(int sig, siginfo_t *info, void *uctx)
 		return;
 	}
 	if (mine && state_settled() == TLM__RUNNING) {
-		/* interrupted inside a hooked call: that call never returns, so its
-		 * event (not published) must not hold the others back */
-		struct tlm__ring *r = tlm__depth ? tlm__ring_peek() : NULL;
+		/* interrupted inside a hooked call: that call never returns (the
+		 * process ends here), so its event (not published) must not hold
+		 * the others back; nor is it lost: the call did not return */
+		struct tlm__ring *r = tlm__in_hook() ? tlm__ring_peek() : NULL;
 		if (r)
 			atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_seq_cst);
 		tlm__writer_end_now(sig, NULL);
@@ -190,6 +191,12 @@ void tlm__exit_term_deferred(void)
 	tlm__term_pending = 0;
 	if (atomic_load(&tlm__state) == TLM__RUNNING)
 		tlm__writer_end_now(sig, NULL);
+	/* not in its handler any more: the end held the host's signals (it keeps
+	 * the writer lock), so let this one through */
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	die_of(sig, true);
 	for (;;) /* not reached: the signal is unblocked here */
 		syscall(SYS_exit_group, 128 + sig);

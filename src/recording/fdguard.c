@@ -23,8 +23,6 @@
 #include "recording/fdguard.h"
 #include "recording/log.h"
 
-#define FD_FLOOR 1000 /* below the usual 1024 limit, above what programs open */
-
 static struct {
 	int fd;
 	dev_t dev;
@@ -36,10 +34,7 @@ static atomic_int reported;
 
 int tlm__fd_adopt(int fd, const char *path)
 {
-	int floor = FD_FLOOR;
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < FD_FLOOR + 100)
-		floor = (int)(rl.rlim_cur * 3 / 4);
+	int floor = tlm__fd_floor();
 	if (floor > fd) {
 		int h = fcntl(fd, F_DUPFD_CLOEXEC, floor);
 		if (h >= 0) {

@@ -36,13 +36,14 @@ static CUresult do_alloc(void *rp, CUdeviceptr *dptr, size_t size, uint16_t api,
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((alloc_fn)rp)(dptr, size);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = kind, .api = api, .result = r,
 			      .addr = r == CUDA_SUCCESS && dptr ? *dptr : 0, .size = size,
 			      .device = kind == TLM_KIND_HOST_PINNED ? -1 : tlm__current_device()));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -63,13 +64,14 @@ static CUresult do_alloc_flags(void *rp, CUdeviceptr *dptr, size_t size, unsigne
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((alloc_flags_fn)rp)(dptr, size, fl);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = kind, .api = api, .result = r,
 			      .addr = r == CUDA_SUCCESS && dptr ? *dptr : 0, .size = size,
 			      .device = kind == TLM_KIND_HOST_PINNED ? -1 : tlm__current_device()));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -91,7 +93,8 @@ static CUresult do_cuMemAllocPitch_v2(void *rp, CUdeviceptr *dptr, size_t *pitch
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((pitch_fn)rp)(dptr, pitch, w, h, es);
 	if (rec) {
 		bool ok = r == CUDA_SUCCESS && dptr && pitch;
@@ -99,7 +102,7 @@ static CUresult do_cuMemAllocPitch_v2(void *rp, CUdeviceptr *dptr, size_t *pitch
 			      .result = r, .addr = ok ? *dptr : 0, .size = ok ? *pitch * h : w * h,
 			      .device = tlm__current_device()));
 	}
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 TLM__SLOTS(tlm__drv, I_cuMemAllocPitch_v2, cuMemAllocPitch_v2, CUresult,
@@ -113,13 +116,14 @@ static CUresult do_free(void *rp, CUdeviceptr p, uint64_t size, uint16_t api, ui
 	if (!rp)
 		return NOT_LOADED;
 	struct tlm__rec rc;
-	bool rec = tlm__enter() && p &&
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = op, .kind = kind, .api = api, .addr = p, .size = size,
 					   .device = kind == TLM_KIND_HOST_PINNED ? -1 : tlm__current_device()));
 	CUresult r = ((free_fn)rp)(p);
 	if (rec)
 		tlm__free_end(&rc, r);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -145,9 +149,10 @@ static CUresult do_cuMemRelease(void *rp, CUmemGenericAllocationHandle h)
 	if (frees) {
 		r = do_free(rp, h, 0, TLM_API_cuMemRelease, TLM_KIND_VMM_PHYSICAL, TLM_OP_FREE);
 	} else {
-		tlm__enter(); /* interposed, though unrecorded: CUPTI's callback must not record it */
+		struct tlm__guard g;
+		(void)tlm__enter(&g); /* interposed, though unrecorded: CUPTI's callback must not record it */
 		r = ((CUresult(*)(CUmemGenericAllocationHandle))rp)(h);
-		tlm__leave();
+		tlm__leave(&g);
 	}
 	if (r != CUDA_SUCCESS)
 		tlm__vmm_release_failed(h, frees);
@@ -168,13 +173,14 @@ static CUresult do_range_free(void *rp, CUdeviceptr p, size_t size, uint16_t api
 	if (!rp)
 		return NOT_LOADED;
 	struct tlm__rec rc;
-	bool rec = tlm__enter() &&
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g) &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = kind, .api = api, .addr = p, .size = size,
 					   .device = -1));
 	CUresult r = ((range_fn)rp)(p, size);
 	if (rec)
 		tlm__free_end(&rc, r);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -197,13 +203,14 @@ static CUresult do_async(void *rp, CUdeviceptr *dptr, size_t size, CUstream s, u
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((async_fn)rp)(dptr, size, s);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE, .api = api, .flags = fl, .result = r,
 			      .addr = r == CUDA_SUCCESS && dptr ? *dptr : 0, .size = size,
 			      .stream = (uint64_t)(uintptr_t)s, .device = tlm__current_device()));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 static CUresult do_cuMemAllocAsync(void *rp, CUdeviceptr *d, size_t n, CUstream s)
@@ -224,14 +231,15 @@ static CUresult do_pool_async(void *rp, CUdeviceptr *dptr, size_t size, CUmemory
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((pool_async_fn)rp)(dptr, size, pool, s);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE, .api = api, .flags = fl, .result = r,
 			      .addr = r == CUDA_SUCCESS && dptr ? *dptr : 0, .size = size,
 			      .stream = (uint64_t)(uintptr_t)s, .aux = (uint64_t)(uintptr_t)pool,
 			      .device = tlm__current_device()));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 static CUresult do_cuMemAllocFromPoolAsync(void *rp, CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s)
@@ -253,14 +261,15 @@ static CUresult do_free_async(void *rp, CUdeviceptr p, CUstream s, uint16_t api,
 	if (!rp)
 		return NOT_LOADED;
 	struct tlm__rec rc;
-	bool rec = tlm__enter() && p &&
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE, .api = api, .flags = fl,
 					   .addr = p, .stream = (uint64_t)(uintptr_t)s,
 					   .device = tlm__current_device()));
 	CUresult r = ((free_async_fn)rp)(p, s);
 	if (rec)
 		tlm__free_end(&rc, r);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 static CUresult do_cuMemFreeAsync(void *rp, CUdeviceptr p, CUstream s)
@@ -283,7 +292,8 @@ static CUresult do_cuMemCreate(void *rp, CUmemGenericAllocationHandle *h, size_t
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((create_fn)rp)(h, size, prop, fl);
 	if (r == CUDA_SUCCESS && h)
 		tlm__vmm_created(*h);
@@ -294,7 +304,7 @@ static CUresult do_cuMemCreate(void *rp, CUmemGenericAllocationHandle *h, size_t
 			      .device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
 						? (int16_t)prop->location.id
 						: -1));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 TLM__SLOTS(tlm__drv, I_cuMemCreate, cuMemCreate, CUresult,
@@ -307,9 +317,10 @@ static CUresult do_cuMemRetainAllocationHandle(void *rp, CUmemGenericAllocationH
 {
 	if (!rp)
 		return NOT_LOADED;
-	tlm__enter();
+	struct tlm__guard g;
+	(void)tlm__enter(&g);
 	CUresult r = ((retain_fn)rp)(h, addr);
-	tlm__leave();
+	tlm__leave(&g);
 	if (r == CUDA_SUCCESS && h)
 		tlm__vmm_retained(*h);
 	return r;
@@ -323,9 +334,10 @@ static CUresult do_cuMemImportFromShareableHandle(void *rp, CUmemGenericAllocati
 {
 	if (!rp)
 		return NOT_LOADED;
-	tlm__enter();
+	struct tlm__guard g;
+	(void)tlm__enter(&g);
 	CUresult r = ((import_fn)rp)(h, os, type);
-	tlm__leave();
+	tlm__leave(&g);
 	if (r == CUDA_SUCCESS && h)
 		tlm__vmm_imported(*h);
 	return r;
@@ -339,12 +351,13 @@ static CUresult do_cuMemMap(void *rp, CUdeviceptr p, size_t size, size_t off, CU
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((map_fn)rp)(p, size, off, h, fl);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_MAPPING, .api = TLM_API_cuMemMap, .result = r,
 			      .addr = p, .size = size, .stream = off, .aux = h, .device = -1));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 TLM__SLOTS(tlm__drv, I_cuMemMap, cuMemMap, CUresult,
@@ -357,12 +370,13 @@ static CUresult do_cuMemAddressReserve(void *rp, CUdeviceptr *p, size_t size, si
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((reserve_fn)rp)(p, size, align, hint, fl);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_ALLOC, .kind = TLM_KIND_VMM_RESERVE, .api = TLM_API_cuMemAddressReserve,
 			      .result = r, .addr = r == CUDA_SUCCESS && p ? *p : 0, .size = size, .device = -1));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 TLM__SLOTS(tlm__drv, I_cuMemAddressReserve, cuMemAddressReserve, CUresult,
@@ -376,13 +390,14 @@ static CUresult do_cuMemPoolCreate(void *rp, CUmemoryPool *pool, const CUmemPool
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((pool_create_fn)rp)(pool, props);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_POOL_CREATE, .kind = TLM_KIND_POOL, .api = TLM_API_cuMemPoolCreate,
 			      .result = r, .addr = r == CUDA_SUCCESS && pool ? (uint64_t)(uintptr_t)*pool : 0,
 			      .device = props ? (int16_t)props->location.id : -1));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 TLM__SLOTS(tlm__drv, I_cuMemPoolCreate, cuMemPoolCreate, CUresult, (CUmemoryPool * pool, const CUmemPoolProps *props), pool,
@@ -393,12 +408,13 @@ static CUresult do_cuMemPoolTrimTo(void *rp, CUmemoryPool pool, size_t keep)
 {
 	if (!rp)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	CUresult r = ((trim_fn)rp)(pool, keep);
 	if (rec)
 		tlm__record(E(.op = TLM_OP_POOL_TRIM, .kind = TLM_KIND_POOL, .api = TLM_API_cuMemPoolTrimTo,
 			      .result = r, .addr = (uint64_t)(uintptr_t)pool, .size = keep, .device = -1));
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 TLM__SLOTS(tlm__drv, I_cuMemPoolTrimTo, cuMemPoolTrimTo, CUresult, (CUmemoryPool pool, size_t keep), pool, keep)

@@ -35,11 +35,12 @@ static cudaError_t plain(unsigned idx, void **p, size_t size, uint8_t kind, uint
 	malloc_fn f = (malloc_fn)RT(idx);
 	if (!f)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	cudaError_t r = f(p, size);
 	if (rec)
 		rec_alloc(r, p ? *p : NULL, size, kind, api, 0, 0, 0);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -59,11 +60,12 @@ static cudaError_t with_flags(unsigned idx, void **p, size_t size, unsigned fl, 
 	malloc_flags_fn f = (malloc_flags_fn)RT(idx);
 	if (!f)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	cudaError_t r = f(p, size, fl);
 	if (rec)
 		rec_alloc(r, p ? *p : NULL, size, kind, api, 0, 0, 0);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -83,13 +85,14 @@ TLM_EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t w, size_t
 	pitch_fn f = (pitch_fn)RT(R_cudaMallocPitch);
 	if (!f)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	cudaError_t r = f(p, pitch, w, h);
 	if (rec) {
 		bool ok = r == cudaSuccess && p && pitch;
 		rec_alloc(r, ok ? *p : NULL, ok ? *pitch * h : w * h, TLM_KIND_DEVICE, TLM_API_cudaMallocPitch, 0, 0, 0);
 	}
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -99,14 +102,15 @@ TLM_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExtent
 	m3d_fn f = (m3d_fn)RT(R_cudaMalloc3D);
 	if (!f)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	cudaError_t r = f(pp, e);
 	if (rec) {
 		bool ok = r == cudaSuccess && pp;
 		rec_alloc(r, ok ? pp->ptr : NULL, ok ? pp->pitch * e.height * e.depth : e.width * e.height * e.depth,
 			  TLM_KIND_DEVICE, TLM_API_cudaMalloc3D, 0, 0, 0);
 	}
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -116,11 +120,12 @@ static cudaError_t async(unsigned idx, void **p, size_t size, cudaStream_t s, ui
 	async_fn f = (async_fn)RT(idx);
 	if (!f)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	cudaError_t r = f(p, size, s);
 	if (rec)
 		rec_alloc(r, p ? *p : NULL, size, TLM_KIND_DEVICE, api, (uint64_t)(uintptr_t)s, 0, fl);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -141,12 +146,13 @@ static cudaError_t pool_async(unsigned idx, void **p, size_t size, cudaMemPool_t
 	pool_fn f = (pool_fn)RT(idx);
 	if (!f)
 		return NOT_LOADED;
-	bool rec = tlm__enter();
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g);
 	cudaError_t r = f(p, size, pool, s);
 	if (rec)
 		rec_alloc(r, p ? *p : NULL, size, TLM_KIND_DEVICE, api, (uint64_t)(uintptr_t)s,
 			  (uint64_t)(uintptr_t)pool, fl);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -168,14 +174,15 @@ static cudaError_t free_common(unsigned idx, void *p, uint8_t kind, uint16_t api
 	if (!f)
 		return NOT_LOADED;
 	struct tlm__rec rc;
-	bool rec = tlm__enter() && p &&
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = kind, .api = api, .flags = TLM_EVF_RUNTIME,
 					   .addr = (uint64_t)(uintptr_t)p,
 					   .device = kind == TLM_KIND_HOST_PINNED ? -1 : tlm__free_device((uintptr_t)p)));
 	cudaError_t r = f(p);
 	if (rec)
 		tlm__free_end(&rc, r);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 
@@ -196,14 +203,15 @@ static cudaError_t free_async(unsigned idx, void *p, cudaStream_t s, uint16_t ap
 	if (!f)
 		return NOT_LOADED;
 	struct tlm__rec rc;
-	bool rec = tlm__enter() && p &&
+	struct tlm__guard g;
+	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE, .api = api,
 					   .flags = (uint16_t)(TLM_EVF_RUNTIME | fl), .addr = (uint64_t)(uintptr_t)p,
 					   .stream = (uint64_t)(uintptr_t)s, .device = tlm__free_device((uintptr_t)p)));
 	cudaError_t r = f(p, s);
 	if (rec)
 		tlm__free_end(&rc, r);
-	tlm__leave();
+	tlm__leave(&g);
 	return r;
 }
 

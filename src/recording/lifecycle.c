@@ -22,7 +22,9 @@
 #include "recording/config.h"
 #include "recording/exit_paths.h"
 #include "recording/lifecycle.h"
+#include "recording/log.h"
 #include "recording/realsym.h"
+#include "recording/recorder.h"
 #include "recording/reserved_table.h"
 #include "recording/ring.h"
 #include "recording/stack/stack.h"
@@ -34,6 +36,8 @@ static void load_config_once(void)
 {
 	if (!atomic_exchange(&config_loaded, 1)) {
 		tlm__config_load();
+		if (!tlm__cfg.disabled)
+			tlm__log_keep_stderr(); /* the stderr the program started with, for our lines */
 		tlm__clock_init();
 		tlm__stack_init();
 		tlm__rt_init(); /* the table of live device allocations, before any event */
@@ -99,6 +103,7 @@ void tlm__lifecycle_child_reset(void)
 	tlm__forkguard_arm();
 	tlm__stack_atfork_done();
 	tlm__exit_paths_child();
+	tlm__rec_atfork_child();
 	tlm__writer_atfork_child();
 	tlm__job_props_forked();
 }

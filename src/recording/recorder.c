@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,6 +23,48 @@
 #include "recording/stack/pystack.h"
 #include "recording/stack/stack.h"
 #include "recording/writer/writer.h"
+
+/* A free's claim on its allocation (reserved_table.h) while its record is
+ * open: an abandoned free puts it back, as the report, which never sees the
+ * free, keeps the allocation. */
+static TLM_TLS struct tlm__rt_claim t_claim = {.slot = -1};
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+void tlm__rec_abandon(void)
+{
+	struct tlm__ring *r = tlm__ring_peek();
+	if (r && tlm__ring_void_open(r))
+		tlm__rt_settle(&t_claim, false);
+	t_claim.slot = -1;
+}
+
+/* Thread exit (a TLS destructor, on the exiting thread): a free it left open
+ * (cancelled, or pthread_exit from inside a hooked call) gives its claim
+ * back; the writer counts the event lost when it drains the exited ring
+ * (ring.h). The slots are left alone: a cancellation runs this from its
+ * signal handler. */
+static void thread_exit(void *p)
+{
+	struct tlm__ring *r = p;
+	if (tlm__ring_peek() == r && tlm__ring_open(r))
+		tlm__rt_settle(&t_claim, false);
+	t_claim.slot = -1;
+	tlm__ring_release(r);
+}
+
+static void exit_key_create(void)
+{
+	(void)pthread_key_create(&exit_key, thread_exit);
+}
+
+void tlm__rec_atfork_child(void)
+{
+	/* the parent's rings are gone from the child (ring.h): none to release */
+	if (exit_key_once != PTHREAD_ONCE_INIT)
+		(void)pthread_setspecific(exit_key, NULL);
+}
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *to)
 {
@@ -88,6 +131,8 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
 		tlm__stack_forget_all(r->stk);
 		tlm__stack_thread_init(r->stk);
 		tlm__py_forget(r);
+		(void)pthread_once(&exit_key_once, exit_key_create);
+		(void)pthread_setspecific(exit_key, r);
 	}
 	uint64_t ips[TLM_MAX_STACK_DEPTH];
 	uint32_t depth = 0, sid = 0;
@@ -141,6 +186,10 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
 	rc->ev = s;
 	rc->ext = ext;
 	rc->head = head + 1 + (ext ? 1 : 0);
+	atomic_store_explicit(&r->open_ev, head, memory_order_relaxed);
+	atomic_store_explicit(&r->open_seq, s->seq, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst); /* the slot before the mark: a handler may void it */
+	atomic_store_explicit(&r->open_end, rc->head, memory_order_relaxed);
 	return true;
 }
 
@@ -149,6 +198,8 @@ void tlm__rec_commit(struct tlm__rec *rc)
 	struct tlm__ring *r = rc->ring;
 	atomic_store_explicit(&r->head, rc->head, memory_order_release);
 	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst); /* published before the mark goes (tlm__ring_void_open) */
+	atomic_store_explicit(&r->open_end, 0, memory_order_relaxed);
 	uint64_t fill = rc->head - r->cached_tail;
 	if (TLM_UNLIKELY(fill > ((uint64_t)r->mask + 1) / 2)) {
 		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -202,6 +253,7 @@ static struct tlm__slot *ext_slot(struct tlm__rec *rc)
 void tlm__record(const struct tlm__evargs *a)
 {
 	struct tlm__rec rc;
+	t_claim.slot = -1;
 	bool failed_alloc = a->result != 0 && a->op == TLM_OP_ALLOC;
 	bool probe = !failed_alloc && first_on_device(a);
 	int why = tlm__dm_after_alloc(a->op, a->kind, a->result, a->addr, a->size, a->device, probe); /* tracks it too */
@@ -225,6 +277,7 @@ bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
 	struct tlm__rt_claim c;
 	bool found = tlm__rt_claim(a->kind, a->addr, &c);
 	bool before = found && tlm__dm_before_free(&c);
+	t_claim = c; /* before the record opens: an abandon puts it back */
 	if (!tlm__rec_begin(rc, before)) {
 		tlm__rt_settle(&c, true); /* no event: the table forgets it as the report will */
 		return false;
@@ -244,4 +297,5 @@ void tlm__free_end(struct tlm__rec *rc, int32_t result)
 	rc->ev->result = result;
 	tlm__rt_settle(&rc->claim, result == 0);
 	tlm__rec_commit(rc);
+	t_claim.slot = -1;
 }

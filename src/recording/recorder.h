@@ -45,4 +45,11 @@ void tlm__record(const struct tlm__evargs *a) TLM_HIDDEN;        /* alloc-like: 
 bool tlm__free_begin(struct tlm__rec *r, const struct tlm__evargs *a) TLM_HIDDEN; /* before the real free */
 void tlm__free_end(struct tlm__rec *r, int32_t result) TLM_HIDDEN;
 
+/* This thread left a hooked call without returning (guard.h): its open
+ * record, if any, is voided (counted lost by the writer, in its place) and a
+ * free's claim put back. Async-signal-safe. A thread that exits inside one
+ * has the same by itself. */
+void tlm__rec_abandon(void) TLM_HIDDEN;
+void tlm__rec_atfork_child(void) TLM_HIDDEN; /* a fork child: the parent's rings are not its own */
+
 #endif

@@ -19,22 +19,37 @@ _Atomic uint64_t tlm__lost_noring;
 
 static TLM_TLS struct tlm__ring *t_ring;
 static size_t stk_size, writer_size;
-static pthread_key_t ring_key;
-static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
-
-/* Thread exit: the writer drains what is left and recycles the ring. Events
- * the thread makes after this (later TLS destructors) get a fresh ring. */
-static void ring_owner_exit(void *p)
+void tlm__ring_release(struct tlm__ring *r)
 {
-	struct tlm__ring *r = p;
 	if (t_ring == r)
 		t_ring = NULL;
 	atomic_store_explicit(&r->state, TLM__RING_EXITED, memory_order_release);
 }
 
-static void ring_key_create(void)
+bool tlm__ring_open(const struct tlm__ring *r)
 {
-	(void)pthread_key_create(&ring_key, ring_owner_exit);
+	uint64_t end = atomic_load_explicit(&r->open_end, memory_order_relaxed);
+	return end && atomic_load_explicit(&r->head, memory_order_relaxed) < end;
+}
+
+bool tlm__ring_void_open(struct tlm__ring *r)
+{
+	bool was = false;
+	uint64_t end = atomic_load_explicit(&r->open_end, memory_order_relaxed);
+	if (end) {
+		/* not yet published (a commit publishes, then clears open_end) */
+		if (atomic_load_explicit(&r->head, memory_order_relaxed) < end) {
+			uint64_t ev = atomic_load_explicit(&r->open_ev, memory_order_relaxed);
+			struct tlm__slot *s = &r->slots[ev & r->mask];
+			s->stream = end - ev - 1;
+			s->type = TLM__SLOT_VOID;
+			atomic_store_explicit(&r->head, end, memory_order_release);
+			was = true;
+		}
+		atomic_store_explicit(&r->open_end, 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_release);
+	return was;
 }
 
 static void ring_adopt(struct tlm__ring *r)
@@ -44,6 +59,7 @@ static void ring_adopt(struct tlm__ring *r)
 	memset(r->name, 0, sizeof r->name);
 	(void)prctl(PR_GET_NAME, r->name, 0, 0, 0);
 	atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
+	atomic_store_explicit(&r->open_end, 0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&r->gen, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->state, TLM__RING_ACTIVE, memory_order_release);
 }
@@ -103,7 +119,6 @@ struct tlm__ring *tlm__ring_self(bool *adopted)
 	struct tlm__ring *r = t_ring;
 	if (TLM_LIKELY(r != NULL))
 		return r;
-	(void)pthread_once(&ring_key_once, ring_key_create);
 	r = ring_recycle();
 	if (!r)
 		r = ring_create();
@@ -112,7 +127,6 @@ struct tlm__ring *tlm__ring_self(bool *adopted)
 	ring_adopt(r);
 	*adopted = true;
 	t_ring = r;
-	(void)pthread_setspecific(ring_key, r);
 	return r;
 }
 
@@ -144,7 +158,4 @@ void tlm__ring_reset_all_child(void)
 	atomic_store(&tlm__next_thread, 0);
 	atomic_store(&tlm__lost_noring, 0);
 	t_ring = NULL;
-	if (ring_key_once == PTHREAD_ONCE_INIT)
-		return;
-	(void)pthread_setspecific(ring_key, NULL);
 }

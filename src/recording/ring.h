@@ -10,6 +10,14 @@
  * of head; the consumer frees them by a release store of tail. Positions are
  * free-running 64-bit counters (never wrap in practice).
  *
+ * A record is open from tlm__rec_begin to its commit (recorder.h); one whose
+ * thread never comes back to commit it is counted lost in its place, so the
+ * writer neither waits for it nor finds a gap in the order: a thread that
+ * goes on (a longjmp out of the hooked call) publishes it as TLM__SLOT_VOID
+ * (tlm__ring_void_open); a thread that exited (cancelled inside the call)
+ * leaves it to the writer, which stages the lost event from open_seq when it
+ * drains the exited ring.
+ *
  * Global order: a producer announces a lower bound of its sequence number in
  * `inflight` (seq_cst; one past the ring's own last number, since numbers only
  * grow) before taking one from tlm__seq, and clears it after
@@ -36,6 +44,9 @@ enum tlm__slot_type {
 	TLM__SLOT_PYSTACK = 4, /* header: aux = local merged id, stream = local native stack id,
 	                        * size = frames, addr = payload bytes; payload slots follow, per frame
 	                        * i32 line, u16 file length, u16 name length, file, name (pystack.c) */
+	TLM__SLOT_VOID = 6,    /* an event begun and never committed (its thread left the hooked
+	                        * call without returning): seq set, stream = slots of it that follow;
+	                        * the writer counts it lost, in its place in the order */
 };
 
 struct tlm__slot {
@@ -67,6 +78,10 @@ struct tlm__ring {
 	uint64_t last_seq;          /* one past this ring's last seq: its next bound */
 	_Atomic uint64_t lost;      /* events dropped (drop mode, no memory) */
 	_Atomic uint32_t kicked;    /* producer asked the writer to drain */
+	/* the record begun and not committed: its event slot, its end (0: none)
+	 * and its seq; atomic (relaxed on the producer's side): the writer reads
+	 * them once the owner is gone */
+	_Atomic uint64_t open_ev, open_end, open_seq;
 	/* consumer's line */
 	_Alignas(TLM__CACHELINE) _Atomic uint64_t tail;
 	_Atomic uint32_t waiting;   /* producer sleeps on wake */
@@ -97,9 +112,17 @@ extern _Atomic uint64_t tlm__lost_noring TLM_HIDDEN; /* events lost before a rin
  * the writer's view): set once, with the configuration, before any ring. */
 void tlm__ring_layout(size_t stk_bytes, size_t writer_bytes) TLM_HIDDEN;
 /* The calling thread's ring, created or recycled on first use (*adopted
- * set: the caller resets what it keeps in it); NULL when no memory could be
- * had (the event is then counted as lost). */
+ * set: the caller resets what it keeps in it, and calls tlm__ring_release
+ * when the thread exits); NULL when no memory could be had (the event is
+ * then counted as lost). */
 struct tlm__ring *tlm__ring_self(bool *adopted) TLM_HIDDEN;
+/* Its owner is gone: the writer drains what is left and recycles it. Events
+ * the thread makes after this (later TLS destructors) get a fresh ring. */
+void tlm__ring_release(struct tlm__ring *r) TLM_HIDDEN;
+/* The owner thread (or a signal handler on it) gives up its open record: it
+ * is published void and the in-flight bound cleared. true when there was one. */
+bool tlm__ring_void_open(struct tlm__ring *r) TLM_HIDDEN;
+bool tlm__ring_open(const struct tlm__ring *r) TLM_HIDDEN; /* a record is begun and not published */
 void tlm__ring_forget_self(void) TLM_HIDDEN;          /* after fork, in the child */
 struct tlm__ring *tlm__ring_peek(void) TLM_HIDDEN;    /* this thread's ring, or NULL (never creates one) */
 void tlm__ring_reset_all_child(void) TLM_HIDDEN;

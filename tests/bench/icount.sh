@@ -91,6 +91,9 @@ check repeated 2000 1 "$build/tests/bench/bench_shim" --child @N@ 30
 check varying 2000 1 "$build/tests/bench/bench_vary" cuda @N@ 8 20
 # 4 producer threads into their rings, merged by the writer
 check threads 1000 4 "$build/tests/bench/bench_vary" cuda @N@ 8 20 4
+# the torch tap: 128 stacks (16 paths x 8 depths) through one allocator call
+# site, at their own stack positions, as a training step's blocks come
+check tap 2000 1 "$build/tests/bench/bench_tap" @N@ 16 8
 # Python: 10 nested calls per pair from 16 paths (native + Python stacks)
 # the interpreter itself, not a wrapper script (pyenv's shims are scripts)
 py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)

@@ -9,7 +9,9 @@
  * without __WALL does not see it and nothing is raised; we wait with __WALL.
  * The child (our memory, borrowed until it execs: CLONE_VFORK) makes raw
  * system calls only: it resets every caught signal to SIG_DFL, puts the
- * caller's signal mask back, sends stdout to stderr and execs.
+ * caller's signal mask back, puts libtlm's stderr (log.h: the one the
+ * program started with) at its stdout and stderr, and execs. The dup3 calls
+ * act on the child's own copy of the descriptor table (no CLONE_FILES).
  */
 #include <errno.h>
 #include <sched.h>
@@ -32,6 +34,7 @@ struct kact { /* the kernel's struct sigaction */
 struct job {
 	const char *path;
 	char *const *argv, *const *envp;
+	int out;
 	sigset_t mask;
 };
 
@@ -48,19 +51,21 @@ __attribute__((no_sanitize("address", "undefined", "thread"))) static int child(
 		}
 	}
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &j->mask, NULL, 8);
-	syscall(SYS_dup3, STDERR_FILENO, STDOUT_FILENO, 0);
+	syscall(SYS_dup3, j->out, STDOUT_FILENO, 0);
+	if (j->out != STDERR_FILENO)
+		syscall(SYS_dup3, j->out, STDERR_FILENO, 0);
 	syscall(SYS_execve, j->path, j->argv, j->envp);
 	syscall(SYS_exit, 127);
 	return 127;
 }
 
-int tlm__spawn_quiet(const char *path, char *const argv[], char *const envp[], int *status)
+int tlm__spawn_quiet(const char *path, char *const argv[], char *const envp[], int out_fd, int *status)
 {
 	size_t stack = 256 * 1024;
 	void *stk = mmap(NULL, stack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stk == MAP_FAILED)
 		return -1;
-	struct job j = {.path = path, .argv = argv, .envp = envp};
+	struct job j = {.path = path, .argv = argv, .envp = envp, .out = out_fd};
 	sigset_t all;
 	sigfillset(&all);
 	int saved = errno;

@@ -3,7 +3,7 @@
  * summary.c - the end-of-run report on stderr (TLM_SUMMARY=0 turns it off).
  *
  * At exit, once the trace is complete, libtlm runs `tlm report --summary
- * TRACE` with its output on our stderr: the analysis lives in the tool, not in
+ * TRACE` with its output on libtlm's stderr (log.h): the analysis lives in the tool, not in
  * the process being watched. The tool is found through $TLM_TOOL, else next to
  * libtlm.so (build tree ../command/tlm, install prefix ../bin/tlm or
  * ../../bin/tlm). Without it, one line says where the trace is. The tool runs
@@ -55,6 +55,9 @@ void tlm__summary(const char *trace)
 	struct stat ts;
 	if (!tlm__cfg.summary || !trace || stat(trace, &ts) != 0 || !S_ISREG(ts.st_mode))
 		return; /* TLM_OUTPUT=/dev/null: nothing to report */
+	int out = tlm__log_fd();
+	if (out < 0)
+		return; /* the program's stderr is gone: nowhere to say anything */
 	char tool[PATH_MAX + 32];
 	if (find_tool(tool, sizeof tool) != 0) {
 		tlm__log("trace written to %s (run `tlm report %s` for the report)", trace, trace);
@@ -76,7 +79,7 @@ void tlm__summary(const char *trace)
 	int st;
 	fflush(stderr);
 	/* a child the host never sees: no SIGCHLD, not reaped by its waitpid(-1) */
-	if (tlm__spawn_quiet(tool, argv, envp, &st) != 0)
+	if (tlm__spawn_quiet(tool, argv, envp, out, &st) != 0)
 		tlm__log("trace written to %s (run `tlm report %s` for the report)", trace, trace);
 	free(envp);
 }

@@ -15,6 +15,7 @@
 
 void tlm__summary(const char *trace) TLM_HIDDEN;
 /* spawn_quiet.c: 0 and the child's wait status in *status, or -1 */
-int tlm__spawn_quiet(const char *path, char *const argv[], char *const envp[], int *status) TLM_HIDDEN;
+int tlm__spawn_quiet(const char *path, char *const argv[], char *const envp[], int out_fd, int *status)
+	TLM_HIDDEN; /* the child's stdout and stderr: out_fd */
 
 #endif

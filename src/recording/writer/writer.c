@@ -62,33 +62,81 @@ static _Atomic uint64_t start_realtime, start_monotonic;
 /* ---------------------------------------------------------------- lock */
 
 static TLM_TLS bool holding; /* this thread holds wlock (a signal handler must not wait for it) */
+static TLM_TLS bool is_writer;  /* the writer thread (all signals blocked for good) */
+static TLM_TLS bool masked;     /* this thread blocked the host's signals while it holds the lock */
+static TLM_TLS sigset_t held_mask;
+
+/* A host's signal handler that runs on a thread holding the lock and never
+ * returns to it (siglongjmp out, or a thread exit) would leave the lock held
+ * for good: every thread would then hang on it. So a thread other than the
+ * writer's holds it with the host's asynchronous signals blocked (delivered
+ * as soon as it lets go, microseconds later). */
+static void block_signals(sigset_t *old)
+{
+	sigset_t s;
+	sigfillset(&s);
+	/* faults, and SIGXFSZ, which the trace's writes raise and take back
+	 * themselves (fdguard.c) */
+	static const int sync_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT, SIGXFSZ};
+	for (size_t i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++)
+		sigdelset(&s, sync_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static void took(const sigset_t *old)
+{
+	holding = true;
+	if (old) {
+		held_mask = *old;
+		masked = true;
+	}
+}
 
 static void lock(void)
 {
+	sigset_t old;
+	if (!is_writer)
+		block_signals(&old);
 	unsigned spins = 0;
 	while (atomic_exchange_explicit(&wlock, 1, memory_order_acquire)) {
 		if (++spins > 64)
 			sched_yield();
 	}
-	holding = true;
+	took(is_writer ? NULL : &old);
 }
 
 static bool trylock_for_ms(unsigned ms)
 {
+	sigset_t old;
+	if (!is_writer)
+		block_signals(&old);
 	uint64_t until = tlm__now_ns() + (uint64_t)ms * 1000000ull;
 	while (atomic_exchange_explicit(&wlock, 1, memory_order_acquire)) {
-		if (tlm__now_ns() > until)
+		if (tlm__now_ns() > until) {
+			if (!is_writer)
+				pthread_sigmask(SIG_SETMASK, &old, NULL);
 			return false;
+		}
 		sched_yield();
 	}
-	holding = true;
+	took(is_writer ? NULL : &old);
 	return true;
+}
+
+/* the host's signal mask back, the lock kept (across an exec) */
+static void unmask(void)
+{
+	if (masked) {
+		masked = false;
+		pthread_sigmask(SIG_SETMASK, &held_mask, NULL);
+	}
 }
 
 static void unlock(void)
 {
 	holding = false;
 	atomic_store_explicit(&wlock, 0, memory_order_release);
+	unmask();
 	if (TLM_UNLIKELY(tlm__term_pending) && !tlm__starting_here && tlm__writer_deferred_end)
 		tlm__writer_deferred_end(); /* a termination signal came while this thread drained: does not return */
 }
@@ -99,6 +147,7 @@ static void *writer_main(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "tlm-writer", 0, 0, 0);
+	is_writer = true;
 	tlm__wd_writer_thread(); /* NVML is asked from here */
 	for (;;) {
 		if (!atomic_exchange_explicit(&kick_word, 0, memory_order_acq_rel)) {
@@ -357,6 +406,7 @@ void tlm__writer_exec_begin(void)
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
 	}
 	exec_locked = true;
+	unmask(); /* the new image starts with the host's mask */
 }
 
 void tlm__writer_exec_failed(void)

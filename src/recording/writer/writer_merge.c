@@ -27,6 +27,7 @@ struct staged {
 	uint64_t seq;
 	struct tlm_event ev;
 	uint32_t sample; /* its device memory sample (writer_devmem.c), 0 = none */
+	bool lost;       /* a voided record (ring.h): counted lost in its place */
 };
 
 /* The writer's view of one ring. It lives in the ring's own mapping (the
@@ -36,7 +37,8 @@ struct wring {
 	uint32_t gen;
 	bool known;
 	uint64_t stuck_seq, stuck_since; /* the in-flight bound last seen, and since when */
-	bool stuck_said;
+	uint32_t stuck_gen;              /* the owner they were seen for */
+	bool stuck_seen, stuck_said;     /* seen: stuck_seq and stuck_since hold */
 	uint64_t lost_seen;
 	struct staged *buf;
 	size_t pos, n, cap;
@@ -105,9 +107,10 @@ static uint64_t event_after(const struct tlm__ring *r, uint64_t tail, uint64_t h
 {
 	while (tail < head) {
 		const struct tlm__slot *s = &r->slots[tail & r->mask];
-		if (s->type == TLM__SLOT_STACK)
+		uint8_t type = s->type;
+		if (type == TLM__SLOT_STACK)
 			tail += 1 + ((uint32_t)s->size + 7) / 8;
-		else if (s->type == TLM__SLOT_PYSTACK)
+		else if (type == TLM__SLOT_PYSTACK)
 			tail += 1 + ((uint32_t)s->addr + 63) / 64;
 		else
 			return s->seq;
@@ -135,8 +138,9 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	while (tail < head) {
 		struct tlm__slot *s = &r->slots[tail & r->mask];
-		if (helping && ((s->type == TLM__SLOT_STACK && !tlm__wi_stack_fits((uint32_t)s->size)) ||
-				(s->type == TLM__SLOT_PYSTACK && !tlm__wi_pystack_fits((uint32_t)s->size, (uint32_t)s->addr)))) {
+		uint8_t type = s->type;
+		if (helping && ((type == TLM__SLOT_STACK && !tlm__wi_stack_fits((uint32_t)s->size)) ||
+				(type == TLM__SLOT_PYSTACK && !tlm__wi_pystack_fits((uint32_t)s->size, (uint32_t)s->addr)))) {
 			/* the tables must grow: leave it to the writer thread, and
 			 * merge nothing from its event on */
 			uint64_t e = event_after(r, tail, head);
@@ -144,7 +148,7 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 				stage_cap = e;
 			break;
 		}
-		if (s->type == TLM__SLOT_STACK) {
+		if (type == TLM__SLOT_STACK) {
 			uint32_t d = (uint32_t)s->size, lid = (uint32_t)s->aux;
 			uint64_t ips[TLM_MAX_STACK_DEPTH];
 			for (uint32_t k = 0; k < d; k += 8) {
@@ -156,7 +160,7 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 			tail += 1 + (d + 7) / 8;
 			continue;
 		}
-		if (s->type == TLM__SLOT_PYSTACK) {
+		if (type == TLM__SLOT_PYSTACK) {
 			uint32_t lid = (uint32_t)s->aux;
 			uint32_t lnat = (uint32_t)s->stream;
 			uint32_t gid = tlm__wi_pystack(r, tail, lnat < TLM__STK_BUCKETS ? w->stkmap[lnat] : 0, no_alloc);
@@ -173,6 +177,14 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 		}
 		struct staged *e = &w->buf[w->n++];
 		e->seq = s->seq;
+		if (type == TLM__SLOT_VOID) {
+			e->lost = true;
+			e->sample = 0;
+			e->ev.thread = r->thread_index;
+			tail += 1 + s->stream;
+			continue;
+		}
+		e->lost = false;
 		e->ev = (struct tlm_event){
 			.time_ns = tlm__ticks_to_ns(s->time_ns), .addr = s->addr, .size = s->size, .stream = s->stream, .aux = s->aux,
 			.stack_id = (s->stack & TLM__PY_ID_BIT) ? ((s->stack & ~TLM__PY_ID_BIT) < TLM__PY_STACKS
@@ -183,7 +195,7 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 		};
 		tail++;
 		e->sample = 0;
-		if ((s->op == TLM_OP_ALLOC && s->result != 0) || s->type == TLM__SLOT_EVENT_FREE) {
+		if ((s->op == TLM_OP_ALLOC && s->result != 0) || type == TLM__SLOT_EVENT_FREE) {
 			const struct tlm__slot *x = &r->slots[tail & r->mask];
 			e->ev.device_free = x->addr;
 			e->sample = tlm__wd_stage(x);
@@ -199,10 +211,29 @@ static void drain_ring(struct tlm__ring *r, bool no_alloc)
 			tlm__wf_check(tlm_tw_lost(tlm__wf.tw, r->thread_index, lost - w->lost_seen));
 		w->lost_seen = lost;
 	}
+	/* the owner is gone and everything is out: a record it began and never
+	 * committed (cancelled inside the call) is lost, in its place; then the
+	 * ring may be reused */
+	if (st == TLM__RING_EXITED && tail == atomic_load_explicit(&r->head, memory_order_acquire) &&
+	    tlm__ring_open(r)) {
+		if (!stage(w, no_alloc))
+			return; /* next drain */
+		struct staged *e = &w->buf[w->n++];
+		e->seq = atomic_load_explicit(&r->open_seq, memory_order_relaxed);
+		e->lost = true;
+		e->sample = 0;
+		e->ev.thread = r->thread_index;
+		tail = atomic_load_explicit(&r->open_end, memory_order_relaxed);
+		atomic_store_explicit(&r->head, tail, memory_order_relaxed);
+		atomic_store_explicit(&r->tail, tail, memory_order_release);
+		atomic_store_explicit(&r->open_end, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_release);
+	}
 	/* the owner is gone and everything is out: the ring may be reused */
 	if (st == TLM__RING_EXITED && tail == atomic_load_explicit(&r->head, memory_order_acquire)) {
 		if (atomic_load_explicit(&r->inflight, memory_order_acquire) != UINT64_MAX) {
-			/* its owner left inside a hooked call (cancelled, longjmp'd): that event never came */
+			/* its owner left inside a hooked call before the record was
+			 * marked open (recorder.c voids the others): it never came */
 			atomic_store_explicit(&r->inflight, UINT64_MAX, memory_order_relaxed);
 			if (!tlm__wf.failed)
 				tlm__wf_check(tlm_tw_lost(tlm__wf.tw, r->thread_index, 1));
@@ -242,6 +273,16 @@ static void sift_down(struct hnode *h, uint32_t n, uint32_t i)
 
 static void emit(struct staged *e)
 {
+	if (TLM_UNLIKELY(e->lost)) { /* an event that never came: lost, in its place */
+		if (e->seq >= tlm__wf.next_seq || !tlm__wf.bypassed) {
+			if (e->seq != tlm__wf.next_seq && !tlm__wf.bypassed)
+				tlm__wf.order_errors++;
+			tlm__wf.next_seq = e->seq + 1;
+		}
+		if (!tlm__wf.failed)
+			tlm__wf_check(tlm_tw_lost(tlm__wf.tw, e->ev.thread, 1));
+		return;
+	}
 	if (e->seq < tlm__wf.next_seq && tlm__wf.bypassed) {
 		e->ev.flags |= TLM_EVF_LATE; /* its thread was passed by (stuck()) */
 		tlm__wf.late++;
@@ -309,9 +350,14 @@ static bool stuck(struct tlm__ring *r, uint64_t f, uint64_t now)
 		return true;
 	}
 	if (atomic_load_explicit(&r->state, memory_order_acquire) != TLM__RING_ACTIVE)
-		return true; /* no owner: nothing can be in flight */
-	if (w->stuck_seq != f) {
+		return !tlm__ring_open(r); /* no owner: in flight only what it left open, lost next drain */
+	uint32_t gen = atomic_load_explicit(&r->gen, memory_order_relaxed);
+	if (!w->stuck_seen || w->stuck_seq != f || w->stuck_gen != gen) {
+		/* a bound not seen before (a new thread's first one is 0, as the
+		 * zeroed state's): its time starts now */
+		w->stuck_seen = true;
 		w->stuck_seq = f;
+		w->stuck_gen = gen;
 		w->stuck_since = now;
 		w->stuck_said = false;
 		return false;
