@@ -2,9 +2,10 @@
 /*
  * build.c - tlm_report_build(): the report's one pass over a trace (pass.h)
  * and the consumers registered on it: definitions (stacks to the stack table,
- * modules to the symbolizer, properties), the allocator's requests for the
- * steps' forecast (wi_ops.c), steps, the device's own view, and what the
- * exports and the what-if hint need when asked for. The reader's window is
+ * modules to the symbolizer, properties), the owners of the reserved memory,
+ * the allocator's requests for the steps' forecast (wi_ops.c), steps, the
+ * device's own view, and what the exports and the what-if hint need when
+ * asked for. The reader's window is
  * about one chunk, so memory follows the live set and the distinct stacks
  * only (and the logs the exports ask for, and the allocator's requests).
  */
@@ -17,6 +18,7 @@
 #include "analysis/devmem.h"
 #include "render/export.h"
 #include "analysis/pass.h"
+#include "analysis/owners.h"
 #include "render/render.h" /* tlm__cupti_prop */
 #include "analysis/steps_internal.h"
 #include "analysis/wi_ops.h"
@@ -111,6 +113,50 @@ static int defs_before(void *ctx, struct tlm__pass *p, const struct tlm_record *
 	}
 }
 
+/* The owners of the reserved memory (owners.h) on the pass: each record
+ * before the replay and each event after it, the replay's matches. */
+static int owners_before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
+{
+	return tlm__owners_record(ctx, &p->rp, rec);
+}
+
+static int owners_after(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
+{
+	return tlm__owners_after(ctx, p->rep, rec);
+}
+
+static void owners_alloc(void *ctx, struct tlm__pass *p, struct tlm__live *e, const struct tlm_event *ev)
+{
+	(void)ev;
+	tlm__owners_on_live(ctx, &p->rp, e, p->rp.raw, true);
+}
+
+static void owners_release(void *ctx, struct tlm__pass *p, const struct tlm__live *e, const struct tlm_event *ev)
+{
+	(void)ev;
+	tlm__owners_on_live(ctx, &p->rp, e, p->rp.raw, false);
+}
+
+static int owners_finish(void *ctx, struct tlm__pass *p)
+{
+	return tlm__owners_finish(ctx, p->rep, p->rp.start);
+}
+
+static void owners_fini(void *ctx)
+{
+	tlm__owners_free(ctx);
+}
+
+static int owners_consumer(struct tlm__pass *p)
+{
+	struct tlm__owners *o = tlm__owners_new();
+	if (!o)
+		return -1;
+	return tlm__pass_add(p, &(struct tlm__consumer){.ctx = o, .before = owners_before, .after = owners_after,
+							 .alloc = owners_alloc, .release = owners_release,
+							 .finish = owners_finish, .fini = owners_fini});
+}
+
 struct tlm_report *tlm_report_build_fd(int fd, const char *path, unsigned needs, char *err, size_t errlen)
 {
 	struct tlm__pass p;
@@ -134,8 +180,10 @@ struct tlm_report *tlm_report_build_fd(int fd, const char *path, unsigned needs,
 	}
 	if (!(rep->path = strdup(path)) || copy_header(rep, tlm_reader_header(p.rd), &p.rp.start))
 		goto nomem;
-	/* the consumers, in the order they see each record and finish */
-	if (tlm__pass_add(&p, &(struct tlm__consumer){.ctx = &have_signal, .before = defs_before}) ||
+	/* the consumers, in the order they see each record and finish (the
+	 * owners see a record before its definitions land, and finish before
+	 * the steps) */
+	if (owners_consumer(&p) || tlm__pass_add(&p, &(struct tlm__consumer){.ctx = &have_signal, .before = defs_before}) ||
 	    tlm__wi_ops_consumer(&p) || tlm__steps_consumer(&p) || tlm__devmem_consumer(&p) ||
 	    ((needs & TLM_REPORT_SEGMAPS) && tlm__segmaps_consumer(&p)) ||
 	    ((needs & TLM_REPORT_ACTIVE) && tlm__alog_consumer(&p, TLM__ALOG_ACTIVE)) ||
@@ -184,9 +232,13 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->exe);
 	free(r->path);
 	free(r->truncation);
-	for (size_t i = 0; i < r->ndevices; i++)
+	for (size_t i = 0; i < r->ndevices; i++) {
 		free(r->devices[i].points);
+		free(r->devices[i].owners);
+	}
 	free(r->devices);
+	for (size_t i = 0; i < r->nooms; i++)
+		free(r->ooms[i].owner_bytes);
 	free(r->live);
 	free(r->leaks);
 	free(r->gc_freed);

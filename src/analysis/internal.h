@@ -369,6 +369,8 @@ int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *
 /* Sites group Python stacks by their Python frames: the id that stands for
  * all stacks with the same frames as this one (id itself when not Python). */
 uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id);
+/* The native stack recorded with a Python stack (id itself when not Python). */
+uint32_t tlm__priv_native(const struct tlm__report_priv *p, uint32_t id);
 /* oom_outcome.c: after each event (frees: with the size it released), and
  * once the run is read (the exit status known): each OOM's outcome. */
 void tlm__outcome_event(struct tlm__replay *rp, const struct tlm_event *ev);

@@ -20,7 +20,7 @@
 
 #include "analysis/internal.h"
 
-#define TLM__PASS_CONSUMERS 8
+#define TLM__PASS_CONSUMERS 12
 
 struct tlm__pass;
 
