@@ -7,7 +7,8 @@
 # nothing here depends on luck: an object whose __del__ aborts, collected
 # when the interpreter tears its modules down (after finalization began),
 # and os.abort() in the program's body, each after one allocation on the
-# simulated device. The venv's Python (no torch import).
+# simulated device; once more with PyTorch loaded (its wording): one short
+# torch import, the only deterministic check of it. The venv's Python.
 #   exit_abort.sh TLM
 set -u
 tlm=$1
