@@ -43,18 +43,20 @@ else
 	status=1
 fi
 # Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
-# TLM_FUZZ_SECONDS (default 60) on a copy of its seed corpus (reader and report
-# read traces: corpus/reader; diff reads report JSON: corpus/diff); any crash,
+# TLM_FUZZ_SECONDS (default 30: five harnesses within the suite's time) on a
+# copy of its seed corpus (reader, report and whatif read traces:
+# corpus/reader; diff reads report JSON: corpus/diff; job reads job and
+# report JSON and traces: corpus/job); any crash,
 # leak, hang (10 s per input) or sanitizer report fails the suite. The
 # reproducer is kept as build-fuzz/crash-<harness>-*.
 if command -v clang >/dev/null 2>&1; then
-	fuzz_s=${TLM_FUZZ_SECONDS:-60}
+	fuzz_s=${TLM_FUZZ_SECONDS:-30}
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
 		{ cat build-fuzz.setup.log; status=1; summary count fuzz failed "$tally"; }
-	for h in reader report diff; do
+	for h in reader report diff whatif job; do
 		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
-		case $h in diff) corpus=diff ;; *) corpus=reader ;; esac
+		case $h in diff | job) corpus=$h ;; *) corpus=reader ;; esac
 		# only the harnesses (and what they link) are built with clang
 		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >build-fuzz.build.log 2>&1 ||
 			{ tail -60 build-fuzz.build.log; status=1; summary count fuzz failed "$tally"; continue; }

@@ -11,6 +11,7 @@
 
 #include "analysis/devmem.h"
 #include "analysis/internal.h"
+#include "analysis/owners.h"
 #include "render/render.h" /* tlm__cupti_prop */
 #include "analysis/steps_internal.h"
 
@@ -85,8 +86,9 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 	struct tlm__replay rp;
 	struct tlm__steps_rec sr;
 	struct tlm__devmem_col *dm = tlm__devmem_new();
+	struct tlm__owners *own = tlm__owners_new();
 	bool rp_ok = false, sr_ok = false;
-	if (!rep || !rec || !dm)
+	if (!rep || !rec || !dm || !own)
 		goto nomem;
 	rep->priv = calloc(1, sizeof *rep->priv);
 	if (!rep->priv || tlm__priv_init(rep->priv)) {
@@ -98,6 +100,8 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 	if (!(rep->path = strdup(path)) || tlm__replay_init(&rp, rep))
 		goto nomem;
 	rp_ok = true;
+	rp.on_live = tlm__owners_on_live;
+	rp.live_ctx = own;
 	if (tlm__steps_init(&sr))
 		goto nomem;
 	sr_ok = true;
@@ -106,6 +110,8 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 
 	bool have_signal = false;
 	while (tlm_reader_next(rd, rec) == 1) {
+		if (tlm__owners_record(own, &rp, rec))
+			goto nomem;
 		switch (rec->type) {
 		case TLM_REC_EVENT:
 			tlm__replay_event(&rp, &rec->u.ev);
@@ -160,13 +166,13 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		default:
 			break;
 		}
-		if (rp.oom_error)
+		if (rp.oom_error || tlm__owners_after(own, rep, rec))
 			goto nomem;
 	}
 	if (finish_reader(rep, rd) || tlm__replay_finish(&rp))
 		goto nomem;
 	tlm__outcome_finish(rep, &rp);
-	if (tlm__steps_finish(&sr, &rp, rep))
+	if (tlm__owners_finish(own, rep, rp.start) || tlm__steps_finish(&sr, &rp, rep))
 		goto nomem;
 	struct tlm__devmem_col *dmc = dm;
 	dm = NULL; /* finish frees it, whatever happens */
@@ -174,6 +180,7 @@ struct tlm_report *tlm_report_build(const char *path, char *err, size_t errlen)
 		goto nomem;
 	tlm__steps_fini(&sr);
 	tlm__replay_fini(&rp);
+	tlm__owners_free(own);
 	tlm_reader_close(rd);
 	free(rec);
 	return rep;
@@ -185,6 +192,7 @@ nomem:
 	if (sr_ok)
 		tlm__steps_fini(&sr);
 	tlm__devmem_discard(dm);
+	tlm__owners_free(own);
 	tlm_report_free(rep);
 	free(rec);
 	tlm_reader_close(rd);
@@ -205,9 +213,13 @@ void tlm_report_free(struct tlm_report *r)
 	free(r->exe);
 	free(r->path);
 	free(r->truncation);
-	for (size_t i = 0; i < r->ndevices; i++)
+	for (size_t i = 0; i < r->ndevices; i++) {
 		free(r->devices[i].points);
+		free(r->devices[i].owners);
+	}
 	free(r->devices);
+	for (size_t i = 0; i < r->nooms; i++)
+		free(r->ooms[i].owner_bytes);
 	free(r->live);
 	free(r->leaks);
 	free(r->gc_freed);

@@ -134,6 +134,12 @@ uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id)
 	return e ? e->canon : id;
 }
 
+uint32_t tlm__priv_native(const struct tlm__report_priv *p, uint32_t id)
+{
+	const struct tlm__py_ent *e = py_of(p, id);
+	return e ? e->native : id;
+}
+
 void tlm_report_set_full_stacks(struct tlm_report *r, bool full)
 {
 	struct tlm__report_priv *p = r->priv;

@@ -247,6 +247,13 @@ struct tlm__replay {
 	 * from the live layout): the segment map copies the layout there. */
 	void (*on_settle)(void *ctx, const struct tlm__replay *rp, const struct tlm__acct *a);
 	void *settle_ctx;
+	/* Called as an allocation enters the live map (alloc; raw: its event as
+	 * read, its stack id not made canonical) and before one leaves it: the
+	 * owners' split follows the replay's matches (owners.h). */
+	void (*on_live)(void *ctx, struct tlm__replay *rp, const struct tlm__live *e, const struct tlm_event *raw,
+			bool alloc);
+	void *live_ctx;
+	const struct tlm_event *raw; /* the event being replayed, as read */
 };
 
 int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep);
@@ -349,6 +356,8 @@ int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *
 /* Sites group Python stacks by their Python frames: the id that stands for
  * all stacks with the same frames as this one (id itself when not Python). */
 uint32_t tlm__priv_canon(const struct tlm__report_priv *p, uint32_t id);
+/* The native stack recorded with a Python stack (id itself when not Python). */
+uint32_t tlm__priv_native(const struct tlm__report_priv *p, uint32_t id);
 /* oom_outcome.c: after each event (frees: with the size it released), and
  * once the run is read (the exit status known): each OOM's outcome. */
 void tlm__outcome_event(struct tlm__replay *rp, const struct tlm_event *ev);

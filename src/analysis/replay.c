@@ -117,6 +117,8 @@ static void release(struct tlm__replay *rp, struct tlm__live *e, uint64_t t, boo
 		if (completed && e->ns != TLM__NS_BLOCK)
 			tlm__churn_add(&rp->churn, e->device, e->stack_id, e->size, t);
 	}
+	if (rp->on_live)
+		rp->on_live(rp->live_ctx, rp, e, rp->raw, false);
 	tlm__live_del(&rp->live, e);
 }
 
@@ -303,6 +305,8 @@ static void alloc_event(struct tlm__replay *rp, const struct tlm_event *ev)
 		rp->oom_error = ENOMEM;
 		return;
 	}
+	if (rp->on_live)
+		rp->on_live(rp->live_ctx, rp, &e, rp->raw, true);
 	if (!a)
 		return;
 	if (block) {
@@ -381,6 +385,7 @@ void tlm__replay_event(struct tlm__replay *rp, const struct tlm_event *ev0)
 	struct tlm_report *rep = rp->rep;
 	struct tlm_event evc;
 	const struct tlm_event *ev = ev0;
+	rp->raw = ev0;
 	if (ev0->stack_id && rep->priv && rep->priv->npy) { /* Python stacks: by their Python frames */
 		evc = *ev0;
 		evc.stack_id = tlm__priv_canon(rep->priv, ev0->stack_id);

@@ -55,6 +55,19 @@ struct tlm_report_point {
 	uint64_t reserved, allocated;
 };
 
+/* Who took a (device, kind)'s reserved memory from the driver (owners.h,
+ * docs/report.md OWNERS): the owners of one (device, kind) add up to its
+ * reserved bytes at each moment kept. */
+#define TLM_REPORT_OWNER_NAME 64
+struct tlm_report_owner {
+	char name[TLM_REPORT_OWNER_NAME]; /* "pytorch", "cublas", "cudnn", "nccl", "memory_pools",
+	                                   * "program", "unknown", or a library's file name */
+	uint64_t peak;                    /* its own highest bytes */
+	int64_t peak_ns;                  /* when it first held them */
+	uint64_t at_reserved_peak;        /* its bytes when reserved first reached peak_reserved */
+	uint64_t at_end;                  /* at the end of the run (reserved_at_end's moment) */
+};
+
 /* One (device, memory kind): device -1 is host memory (pinned). */
 struct tlm_report_device {
 	int device;
@@ -79,6 +92,8 @@ struct tlm_report_device {
 	bool allocator_totals;           /* an allocator tap reported its own totals here */
 	uint64_t allocator_peak_allocated; /* the highest allocated / reserved totals it reported */
 	uint64_t allocator_peak_reserved;
+	size_t nowners;                  /* by at_reserved_peak, then peak, descending; then name */
+	struct tlm_report_owner *owners; /* NULL when none */
 	size_t npoints;                  /* memory over time, <= TLM_REPORT_MAX_POINTS, time order */
 	struct tlm_report_point *points; /* NULL when not kept (see export.h) */
 };
@@ -131,6 +146,8 @@ struct tlm_report_oom {
 	uint64_t retry_freed;            /* recovered: bytes the thread freed before the retry succeeded */
 	uint64_t retry_frees;            /*   in that many frees (cached segments released) */
 	int64_t retry_ns;                /*   from the failure to the successful retry */
+	uint64_t *owner_bytes;           /* each owner's bytes then, in the order of its (device, kind)'s
+	                                  * owners; they add up to reserved. NULL when not known */
 };
 
 /* The process's place in its job (docs/job.md): header fields and the PROP

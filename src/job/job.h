@@ -61,6 +61,7 @@ struct tlm_job_series {
 	struct tlm_job_oom ooms[TLM_JOB_OOMS];
 };
 struct tlm_job_devmem; /* job_devmem.h */
+struct tlm_job_owners; /* job_owners.h */
 
 struct tlm_job_proc {
 	char *source;                /* the input it came from */
@@ -88,6 +89,7 @@ struct tlm_job_proc {
 	struct tlm_job_site *sites;  /* by bytes, descending */
 	struct tlm_job_series *series; /* NULL: not asked for, or a JSON input */
 	struct tlm_job_devmem *dm;   /* the device's own view (job_devmem.h); NULL: no samples */
+	struct tlm_job_owners *owners; /* who held `device`'s memory (job_owners.h); NULL: none known */
 };
 
 struct tlm_job_spread {

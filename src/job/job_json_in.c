@@ -12,6 +12,7 @@
 #include "encoders/json_in.h"
 #include "job.h"
 #include "job_devmem.h"
+#include "job_owners.h"
 
 #define MAX_JSON (1024u << 20)
 
@@ -164,7 +165,7 @@ static const char *from_report(const struct tlm_jv *v, const char *path, struct 
 			return "out of memory";
 	}
 	trim_sites(p);
-	return tlm_job_devmem_from_json(v, false, p) ? "out of memory" : NULL;
+	return tlm_job_devmem_from_json(v, false, p) || tlm_job_owners_from_json(v, false, p) ? "out of memory" : NULL;
 }
 
 /* One process of a tlm-job/1 file: the fields json_proc() wrote. */
@@ -214,7 +215,7 @@ static const char *from_job(const struct tlm_jv *v, struct tlm_job_proc *p)
 			return "out of memory";
 	}
 	trim_sites(p);
-	return tlm_job_devmem_from_json(v, true, p) ? "out of memory" : NULL;
+	return tlm_job_devmem_from_json(v, true, p) || tlm_job_owners_from_json(v, true, p) ? "out of memory" : NULL;
 }
 
 int tlm_job_read_json(const char *path, struct tlm_job_proc **out, size_t *n, char *err, size_t errlen)

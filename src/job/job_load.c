@@ -16,6 +16,7 @@
 #include "common/input.h"
 #include "job.h"
 #include "job_devmem.h"
+#include "job_owners.h"
 #include "analysis/report.h"
 
 struct paths {
@@ -246,7 +247,7 @@ static int summarize(struct tlm_report *r, struct tlm_job_proc *p, bool series)
 	}
 	if (series && !(p->series = tlm_job_series_of(r, p->device)))
 		return -1;
-	if (tlm_job_devmem_from_report(r, p))
+	if (tlm_job_devmem_from_report(r, p) || tlm_job_owners_from_report(r, p))
 		return -1;
 	return sites_of(r, p);
 }
@@ -425,6 +426,7 @@ void tlm_job_proc_fini(struct tlm_job_proc *p)
 	free(p->sites);
 	tlm_job_series_free(p->series);
 	tlm_job_devmem_free(p->dm);
+	tlm_job_owners_free(p->owners);
 	memset(p, 0, sizeof *p);
 }
 

@@ -12,6 +12,7 @@
 #include "common/text.h"
 #include "job.h"
 #include "job_devmem.h"
+#include "job_owners.h"
 #include "encoders/json_out.h"
 #include "render/render.h"
 
@@ -101,6 +102,7 @@ int tlm_job_text(const struct tlm_job *j, FILE *f)
 			strcmp(p->exit, "clean") ? " " : "", strcmp(p->exit, "clean") ? p->exit : "");
 	}
 	tlm_job_devmem_text(j, f); /* only when a process has device samples */
+	tlm_job_owners_text(j, f); /* only when a process has owners */
 
 	if (j->ncompared > 1) {
 		tlm_text_line(f, "\nACROSS %zu %s\n", j->ncompared, j->compared_ranks ? "RANKS" : "PROCESSES");
@@ -240,6 +242,7 @@ static void json_proc(struct tlm__json *js, const struct tlm_job *j, const struc
 	}
 	tlm__json_arr_end(js);
 	tlm_job_devmem_json(js, p);
+	tlm_job_owners_json(js, p);
 	tlm__json_obj_end(js);
 }
 

@@ -22,6 +22,7 @@
 #include "render/export.h"
 #include "render/html.h"
 #include "encoders/json_out.h"
+#include "render/render_owners.h"
 #include "render/render_steps.h"
 #include "tlm_config.h"
 
@@ -279,6 +280,7 @@ int tlm_report_html(struct tlm_report *r, FILE *f, char *err, size_t errlen)
 	tlm__html_active(f, r, m);
 	memory_table(f, r);
 	tlm__devmem_html(f, r); /* only for traces with device samples */
+	tlm__owners_html(f, r);
 	at_peak_table(f, r);
 	site_table(f, r, "leaks", "Leaks", r->leaks, r->nleaks, LEAK,
 		   "None (a leak: at least 3 survivors from one site, allocated over at least 25% of the run and "

@@ -10,6 +10,7 @@
 #include "analysis/job_info.h"
 #include "encoders/json_out.h"
 #include "render/render.h"
+#include "render/render_owners.h"
 #include "render/render_steps.h"
 
 void tlm__json_stack(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id)
@@ -204,6 +205,7 @@ static void devices(struct tlm__json *j, const struct tlm_report *r)
 		} else {
 			tlm__json_null(j);
 		}
+		tlm__owners_json(j, d);
 		tlm__steps_json_forecast(j, r, d->device, d->kind);
 		tlm__json_obj_end(j);
 	}
@@ -313,6 +315,7 @@ static void ooms(struct tlm__json *j, struct tlm_report *r)
 			tlm__json_u64(j, o->driver_request);
 		else
 			tlm__json_null(j);
+		tlm__owners_json_oom(j, r, o);
 		tlm__devmem_json_oom(j, r, i); /* only with a sample of the device */
 		frames(j, r, o->stack_id, &L, i);
 		tlm__json_obj_end(j);

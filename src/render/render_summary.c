@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * render_summary.c - the short end-of-run report: at most 25 lines of at most
- * 100 columns. Line budget: 1 head, 1 note, 9 device lines, 1 + 5 leak lines,
+ * 100 columns. Line budget: 1 head, 1 note, 9 device lines (with their owners), 1 + 5 leak lines,
  * 1 + 3 OOM lines, 1 counters, 1 integrity, 1 command = 24.
  */
 #include <inttypes.h>
@@ -10,6 +10,7 @@
 #include "analysis/devmem.h"
 #include "analysis/internal.h"
 #include "render/render.h"
+#include "render/render_owners.h"
 #include "render/render_steps.h"
 #include "whatif/whatif.h"
 
@@ -36,7 +37,8 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 		tlm__line(f, "warning: %" PRIu64 " calls seen only by CUPTI (bypassed the hooks): %s", r->cupti_only,
 			  calls); /* clipped at 100 columns */
 	}
-	for (size_t i = 0; i < r->ndevices && i < SUM_DEVICES; i++) {
+	size_t i = 0;
+	for (int lines = 0; i < r->ndevices && lines < SUM_DEVICES; i++) {
 		const struct tlm_report_device *d = &r->devices[i];
 		char dev[16];
 		if (d->device < 0)
@@ -49,9 +51,11 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 			  tlm__human(a, sizeof a, d->reserved_at_peak_allocated),
 			  tlm__secs(c, sizeof c, d->peak_allocated_ns), d->frag_at_peak,
 			  tlm__human(e, sizeof e, d->live_bytes_at_end), d->live_allocs_at_end);
+		if (++lines < SUM_DEVICES)
+			lines += tlm__owners_summary(f, d);
 	}
-	if (r->ndevices > SUM_DEVICES)
-		tlm__line(f, "... %zu more devices", r->ndevices - SUM_DEVICES);
+	if (i < r->ndevices)
+		tlm__line(f, "... %zu more devices", r->ndevices - i);
 	if (r->nleaks) {
 		uint64_t tot = 0;
 		for (size_t i = 0; i < r->nleaks; i++)

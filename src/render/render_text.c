@@ -13,6 +13,7 @@
 #include "analysis/devmem.h"
 #include "analysis/internal.h"
 #include "render/render.h"
+#include "render/render_owners.h"
 #include "render/render_steps.h"
 #include "whatif/whatif.h"
 
@@ -345,6 +346,7 @@ static void ooms(FILE *f, struct tlm_report *r)
 		tlm__line(f, "      %s", oc);
 		verdict_line(f, o);
 		tlm__devmem_text_oom(f, r, i);
+		tlm__owners_text_oom(f, r, i);
 		stack_lines(f, r, o->stack_id, &L, i);
 	}
 	tlm__labels_free(&L);
@@ -406,6 +408,7 @@ int tlm_report_text(struct tlm_report *r, FILE *f)
 	head(f, r);
 	memory(f, r);
 	tlm__devmem_text(f, r);
+	tlm__owners_text(f, r);
 	at_peak(f, r);
 	live(f, r);
 	leaks(f, r);

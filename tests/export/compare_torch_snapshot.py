@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """tlm's snapshot of a real-PyTorch run against PyTorch's own
-(tests/export/torch_real_snapshot.sh).
+(tests/torch/real/run.sh).
 
 usage: compare_torch_snapshot.py TORCH.pickle TLM.pickle REPORT.json
 

@@ -98,7 +98,7 @@ check "[ \$(grep -c 'its debug file $dir/dl/wl.debug: not a regular file (a FIFO
 run debuglink-job "$tlm" report "$dir/dl.trace" "$dir/t.trace"
 check "[ $(rc debuglink-job) -eq 0 ] || { show debuglink-job; false; }"
 # tlm run: a run's program can name anything in its manifest
-run run-fifo env LD_LIBRARY_PATH="$sim:$rt:$(dirname "$wl")" TLM_LIBRARY="$lib" "$tlm" run -o "$dir/r.trace" -- \
+run run-fifo env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$sim:$rt:$(dirname "$wl")" TLM_LIBRARY="$lib" "$tlm" run -o "$dir/r.trace" -- \
 	sh -c "mkfifo '$dir/mf'; echo '$dir/mf' >> \"\$TLM_RUN_MANIFEST\"; exec '$wl' runtime"
 check "[ $(rc run-fifo) -eq 0 ] && has run-fifo 'exit clean' || { show run-fifo; false; }"
 
@@ -175,7 +175,7 @@ done << EOF
 '$tlm' report --format '$evil' '$dir/t.trace'
 EOF
 # tlm run: the trace paths it reads from its manifest, and the traces' strings
-run esc-run env LD_LIBRARY_PATH="$sim:$rt:$(dirname "$wl")" TLM_LIBRARY="$lib" "$tlm" run -o "$dir/r2.trace" -- \
+run esc-run env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} LD_LIBRARY_PATH="$sim:$rt:$(dirname "$wl")" TLM_LIBRARY="$lib" "$tlm" run -o "$dir/r2.trace" -- \
 	sh -c "cp '$dir/esc.trace' '$dir/e/$evil.2.trace'; echo '$dir/e/$evil.2.trace' >> \"\$TLM_RUN_MANIFEST\"; exec '$wl' runtime"
 check "[ $(rc esc-run) -eq 0 ] && has esc-run 'traces from this run' && clean esc-run || { show esc-run; false; }"
 

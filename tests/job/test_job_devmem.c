@@ -6,6 +6,8 @@
  * an older trace without samples). The exact per-process split and the OOM
  * diagnosis in the text and tlm-job/1, and the same text again from the
  * job's JSON and from per-rank tlm-report/1 files (the merge keeps it).
+ * Rank 0's 32 MiB come from libnccl, its 64 MiB from libc10_cuda: each
+ * rank's owners (job_owners.h) in the text and tlm-job/1 too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,6 +52,21 @@ static void procs(struct rt *t, uint32_t s, int status, uint64_t self, uint64_t 
 	assert_int_equal(tlm_tw_devprocs(rt_writer(t), &p), 0);
 }
 
+/* Module i at [i << 28, +1 MiB); stack i calls the driver from it. */
+static void lib_stack(struct rt *t, uint32_t i, const char *path)
+{
+	struct tlm_rec_module m;
+	memset(&m, 0, sizeof m);
+	m.id = i;
+	m.nseg = 1;
+	m.seg[0].start = m.base = (uint64_t)i << 28;
+	m.seg[0].end = m.base + MiB;
+	snprintf(m.path, sizeof m.path, "%s", path);
+	assert_int_equal(tlm_tw_module(rt_writer(t), &m), 0);
+	uint64_t ip = m.base + 0x100;
+	rt_stack(t, i, &ip, 1);
+}
+
 static char *rank_trace(int rank)
 {
 	struct rt *t = rt_open();
@@ -58,10 +75,12 @@ static char *rank_trace(int rank)
 	rt_prop(t, "env.RANK", v);
 	rt_prop(t, "env.WORLD_SIZE", "3");
 	if (rank == 0) {
-		rt_alloc(t, TLM_KIND_DEVICE, DEV, 64 * MiB, 1 * MS, 0, 0);
+		lib_stack(t, 1, "/venv/torch/lib/libc10_cuda.so");
+		lib_stack(t, 2, "/venv/nvidia/nccl/lib/libnccl.so.2");
+		rt_alloc(t, TLM_KIND_DEVICE, DEV, 64 * MiB, 1 * MS, 1, 0);
 		sample(t, 0, TLM_DEVMEM_START, 1 * MS, GiB - 104 * MiB);
 		procs(t, 0, 0, 72 * MiB, 32 * MiB);
-		rt_alloc(t, TLM_KIND_DEVICE, DEV + GiB, 32 * MiB, 2 * MS, 0, 0);
+		rt_alloc(t, TLM_KIND_DEVICE, DEV + GiB, 32 * MiB, 2 * MS, 2, 0);
 		sample(t, 1, TLM_DEVMEM_PEAK, 2 * MS, GiB - 136 * MiB);
 		procs(t, 1, 0, 104 * MiB, 32 * MiB);
 		rt_ev(t, TLM_OP_ALLOC, TLM_KIND_DEVICE, 0, GiB, 3 * MS, 0, 0, 2, GiB - 136 * MiB);
@@ -132,9 +151,22 @@ static void test_job_devmem(void **state)
 				     "  rank 1                      0    1.0 GiB   16.0 MiB          -           -  40.0 MiB "
 				     "either\n"
 				     "  untracked: "));
-	assert_null(strstr(text, "  rank 2   ")); /* no samples: not in the section */
+	/* no samples: not in the section (the owners' section, after it, has every rank) */
+	const char *sec = strstr(text, "\nDEVICE MEMORY AT EACH"), *end = strstr(sec, "\n\n");
+	const char *r2 = strstr(sec, "  rank 2   ");
+	assert_true(!r2 || (end && r2 > end));
 	for (const char *l = text; *l; l = strchr(l, '\n') + 1)
 		assert_in_range(strchr(l, '\n') - l, 0, 100);
+	/* each rank's owners at its reserved peak: rank 0 NCCL's and PyTorch's,
+	 * the others' allocations have no stack */
+	assert_non_null(strstr(text, "\nOWNERS AT EACH PROCESS'S RESERVED PEAK (its device; tlm report TRACE splits each "
+				     "one)\n"
+				     "  process          dev   reserved    pytorch (its peak)     cublas      cudnn       nccl"
+				     "     others\n"
+				     "  rank 0             0   96.0 MiB   64.0 MiB   64.0 MiB          -          -   32.0 MiB"
+				     "        0 B\n"
+				     "  rank 1             0   16.0 MiB          -          -          -          -          -"
+				     "   16.0 MiB\n"));
 	assert_non_null(strstr(text, "1 OOM\n      device: 96.0 MiB tracked, 8.0 MiB context and untracked, 32.0 MiB "
 				     "held by pid 5000\n        (of 1.0 GiB; 888.0 MiB free)\n"));
 	char err[256];
@@ -154,6 +186,13 @@ static void test_job_devmem(void **state)
 	assert_int_equal(tlm_jv_get(p1, "untracked_bytes")->type, TLM_JV_NULL);
 	assert_int_equal(ju(p1, "unattributed_bytes"), 40 * MiB);
 	assert_null(tlm_jv_get(tlm_jv_at(ps, 2), "device_memory_at_peak"));
+	const struct tlm_jv *own = tlm_jv_get(tlm_jv_at(ps, 0), "owners");
+	assert_int_equal(tlm_jv_len(own), 2);
+	assert_string_equal(tlm_jv_str(tlm_jv_get(tlm_jv_at(own, 0), "owner")), "pytorch");
+	assert_int_equal(ju(tlm_jv_at(own, 0), "peak_bytes"), 64 * MiB);
+	assert_string_equal(tlm_jv_str(tlm_jv_get(tlm_jv_at(own, 1), "owner")), "nccl");
+	assert_int_equal(ju(tlm_jv_at(own, 1), "bytes_at_reserved_peak"), 32 * MiB);
+	assert_int_equal(ju(tlm_jv_at(own, 1), "live_bytes_at_end"), 32 * MiB);
 	tlm_json_free(v);
 
 	/* the job's own JSON as an input: the same report */

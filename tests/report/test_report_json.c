@@ -43,7 +43,9 @@ static const char golden_fmt[] =
 	"\"peak_allocated_bytes\":256,\"peak_allocated_time_ns\":0,\"reserved_bytes_at_end\":256,"
 	"\"live_bytes_at_end\":256,\"live_allocations_at_end\":1,\"fragmentation_at_peak\":0.0000,"
 	"\"external_fragmentation_at_peak\":null,\"reserved_at_peak_allocated_bytes\":256,"
-	"\"allocated_at_peak_reserved_bytes\":256,\"fragmentation_at_reserved_peak\":0.0000,\"allocations\":1,\"frees\":0,\"allocator_reported\":null,\"forecast\":null}],"
+	"\"allocated_at_peak_reserved_bytes\":256,\"fragmentation_at_reserved_peak\":0.0000,\"allocations\":1,\"frees\":0,\"allocator_reported\":null,"
+	"\"owners\":[{\"owner\":\"unknown\",\"peak_bytes\":256,\"peak_time_ns\":0,\"bytes_at_reserved_peak\":256,"
+	"\"live_bytes_at_end\":256}],\"forecast\":null}],"
 	"\"at_peak\":[{\"device\":0,\"kind\":\"device\",\"bytes\":256,\"count\":1,\"transient_bytes\":0,"
 	"\"transient_count\":0,\"persistent_bytes\":256,\"persistent_count\":1,"
 	"\"label\":\"fn_401000 (f401000.c:400) [libapp.so]\",\"stack\":[" STACK "],"
@@ -54,7 +56,8 @@ static const char golden_fmt[] =
 	"\"ooms\":[{\"device\":0,\"kind\":\"device\",\"time_ns\":1000000,\"requested_bytes\":1073741824,"
 	"\"reserved_free_bytes\":0,\"largest_free_bytes\":0,\"device_free_bytes\":1048576,"
 	"\"reserved_bytes\":256,\"allocated_bytes\":256,\"fragmentation\":0.0000,"
-	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"outcome\":\"raised\",\"retry\":null,\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,\"label\":null,\"stack\":[]}],"
+	"\"external_fragmentation\":null,\"verdict\":\"exhaustion\",\"outcome\":\"raised\",\"retry\":null,\"source\":\"driver\",\"driver_failures\":0,\"driver_request_bytes\":null,"
+	"\"owners\":[{\"owner\":\"unknown\",\"bytes\":256}],\"label\":null,\"stack\":[]}],"
 	"\"churn\":[],\"steps\":{\"found\":false,\"why_not\":\"no allocation sequence repeats (no site "
 	"allocates the same number of times in each of 3 or more segments)\",\"count\":0,\"phases\":[]},\"activations\":null,\"integrity_errors\":[]}\n";
 

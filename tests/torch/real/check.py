@@ -65,6 +65,14 @@ for t in torch_figs["devices"]:
         check(False, "dev %d: no device entry in tlm's report" % dev)
         continue
     r = r[0]
+    # the owners (report.md, OWNERS): tlm's own split of the driver's memory,
+    # each allocation by its native stack; every reserved byte has exactly one
+    for key, whole in (("bytes_at_reserved_peak", "peak_reserved_bytes"), ("live_bytes_at_end",
+                                                                          "reserved_bytes_at_end")):
+        parts = sum(o[key] for o in r["owners"])
+        check(parts == r[whole], "dev %d: the owners' %s add up to %s: %d B = %d B (%s)"
+              % (dev, key, whole, parts, r[whole], ", ".join("%s %d" % (o["owner"], o[key])
+                                                          for o in r["owners"])))
     if is_async:
         peak, end = pool_used_peak(dev)
         check(peak == t["max_memory_allocated"] and end == t["memory_allocated"],
@@ -80,16 +88,19 @@ for t in torch_figs["devices"]:
     check(r["live_bytes_at_end"] == t["memory_allocated"],
           "dev %d live at end: tlm %d, torch memory_allocated %d"
           % (dev, r["live_bytes_at_end"], t["memory_allocated"]))
-    if not is_async:
-        ar = r["allocator_reported"] or {}
-        check(ar.get("peak_reserved_bytes") == t["max_memory_reserved"],
-              "dev %d peak reserved (allocator's own reports): tlm %s, torch max_memory_reserved %d"
-              % (dev, ar.get("peak_reserved_bytes"), t["max_memory_reserved"]))
-    check(r["peak_reserved_bytes"] >= t["max_memory_reserved"],
-          "dev %d peak reserved from the driver: tlm %d >= torch %d (the rest: %d B taken by "
-          "cuBLAS and others outside torch's allocator)"
-          % (dev, r["peak_reserved_bytes"], t["max_memory_reserved"],
-             r["peak_reserved_bytes"] - t["max_memory_reserved"]))
+    # PyTorch's part of the owners against torch's own figures: its segments
+    # as tlm's own driver events give them, not the tap's totals
+    own = {o["owner"]: o for o in r["owners"]}
+    pt = own.get("pytorch", {})
+    check(pt.get("peak_bytes") == t["max_memory_reserved"],
+          "dev %d: tlm's pytorch owner (its segments, from tlm's own driver events) peaks at %s B, torch "
+          "max_memory_reserved %d B" % (dev, pt.get("peak_bytes"), t["max_memory_reserved"]))
+    check(pt.get("live_bytes_at_end") == t["memory_reserved"],
+          "dev %d: tlm's pytorch owner at the end %s B, torch memory_reserved %d B"
+          % (dev, pt.get("live_bytes_at_end"), t["memory_reserved"]))
+    for lib in ("cublas", "cudnn"):  # a GEMM's handle and workspace; the convolution's
+        check(own.get(lib, {}).get("peak_bytes", 0) > 0, "dev %d: %s is an owner: %s B at its peak"
+              % (dev, lib, own.get(lib, {}).get("peak_bytes")))
 
 # OOMs: each of torch's OutOfMemoryErrors against tlm's entries, in bytes:
 # torch's OOM observer (the allocation size it asked for, the device's free
@@ -97,6 +108,11 @@ for t in torch_figs["devices"]:
 msgs = [m for m in torch_figs["ooms"] if m]
 tlm_ooms = [o for o in rep["ooms"] if o["source"] == "allocator"] if not is_async else rep["ooms"]
 check(len(tlm_ooms) == len(msgs), "OOMs: tlm %d, torch %d" % (len(tlm_ooms), len(msgs)))
+for o in rep["ooms"]:  # the owners at each OOM: the device's reserved bytes then, split
+    parts = sum(x["bytes"] for x in o["owners"] or [])
+    check(o["owners"] is not None and parts == o["reserved_bytes"],
+          "OOM dev %d at %d ns: the owners add up to the reserved bytes then: %d B = %d B"
+          % (o["device"], o["time_ns"], parts, o["reserved_bytes"]))
 for m, o in zip(msgs, tlm_ooms):
     dev = o["device"]
     check(m["device"] == dev and o["device_free_bytes"] == m["device_free_bytes"],

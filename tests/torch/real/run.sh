@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 # One real-PyTorch test: the tiny GPT workload (workload.py) on the simulated
 # device under `tlm run --simulate`, then check.py compares tlm's report and
-# trace with torch's own figures.
+# trace with torch's own figures; then tlm's torch-snapshot export of the
+# same run against PyTorch's own history of it (tests/export).
 #   run.sh CASE TLM TRACE_EVENTS SRCDIR
 # CASE: default | expandable | async | twodev
-# Skipped (exit 77, one line) when the venv of tools/torch-venv.sh is absent.
+# Without the venv of tools/torch-venv.sh: skipped (tests/common/skip.sh;
+# under CI=true a failure).
 set -u
 case=$1 tlm=$2 events=$3 src=$4
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
@@ -38,4 +40,18 @@ if [ $rc -ne 0 ]; then
 fi
 "$tlm" report -f json -o "$tmp/report.json" "$tmp/t.trace" || exit 1
 "$events" "$tmp/t.trace" >"$tmp/events.txt" || exit 1
-"$py" "$src/check.py" "$case" "$tmp" "$src/workload.py"
+status=0
+"$py" "$src/check.py" "$case" "$tmp" "$src/workload.py" || status=1
+# The same run's torch-snapshot export against PyTorch's own history of it
+# (tests/export/compare_torch_snapshot.py; docs/exports.md): one torch run
+# checked for both (the async backend keeps no history).
+if [ "$case" != async ]; then
+	exp=$src/../../export
+	"$tlm" report --format torch-snapshot -o "$tmp/tlm.pickle" "$tmp/t.trace" || exit 1
+	"$py" -W ignore "$exp/compare_torch_snapshot.py" "$tmp/history.pickle" "$tmp/tlm.pickle" "$tmp/report.json" || status=1
+	"$py" -W ignore "$exp/check_torch_snapshot.py" "$tmp/tlm.pickle" "$tmp/report.json" || status=1
+	# torch's own memory_viz, outside the build's (maybe sanitized) libraries
+	env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -W ignore "$exp/check_torch_snapshot.py" "$tmp/tlm.pickle" \
+		"$tmp/report.json" --viz || status=1
+fi
+exit $status

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The real-PyTorch workload of tests/torch/real: a few training steps of the
 # tiny GPT on each device, with a leak, a reference cycle freed by
-# gc.collect(), empty_cache() calls and a fragmentation OOM, then torch's own
+# gc.collect(), empty_cache() calls, a fragmentation OOM and a convolution
+# (cuDNN's handle and workspace beside cuBLAS's), then torch's own
 # figures written as JSON for check.py to compare with tlm's report.
 #   workload.py OUT.json [--devices N] [--steps N] [--history SNAPSHOT.pickle]
 # Lines that check.py looks for are marked "# tlm-test: NAME".
@@ -66,6 +67,14 @@ def fragment_and_oom(dev):
     return msgs
 
 
+def conv_step(dev):
+    """A convolution's forward and backward pass: cuDNN runs it (on the
+    simulated device too), with its handle and workspace outside the
+    caching allocator, as cuBLAS's handles are (docs/report.md, OWNERS)."""
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1).to(dev)
+    conv(torch.randn(4, 3, 16, 16, device=dev, requires_grad=True)).sum().backward()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -94,6 +103,7 @@ def main():
     runs = []
     for dev in devs:
         torch.cuda.set_device(dev)
+        conv_step(dev)
         runs.append(gpt.make(dev) + gpt.batch(dev))
     for _ in range(a.steps):  # the devices take turns, so each one's leak grows all run long
         for dev, (model, opt, idx, targets) in zip(devs, runs):
