@@ -174,6 +174,7 @@ struct tlm_report {
 	char *exe;
 	int exit;                        /* enum tlm_report_exit */
 	int signo;                       /* TLM_REPORT_SIGNAL */
+	bool signal_at_py_exit;          /* SIGABRT while the Python interpreter was finalizing */
 	char end_how[16];                /* TLM_REPORT_CLEAN: "exit", "_exit", "exec" (tlm_reader_end_how) */
 	char *truncation;                /* reader's truncation message or NULL */
 	uint64_t lost_events;

@@ -86,6 +86,13 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static struct sigaction prev_action[NFATAL];
 static atomic_int in_fatal;
+/* CPython's "is the interpreter finalizing" (_Py_IsFinalizing up to 3.12,
+ * Py_IsFinalizing from 3.13), looked up at init: a thread that asks for the
+ * GIL after finalization began is ended with pthread_exit, whose forced
+ * unwind through a C++ noexcept frame (PyTorch's autograd thread releasing
+ * its last graph task) is std::terminate: SIGABRT. Reading it is one
+ * atomic load, safe in a handler. */
+static int (*py_finalizing)(void);
 
 static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
@@ -94,7 +101,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 		k++;
 	int s = atomic_load(&tlm__state);
 	if (!atomic_exchange(&in_fatal, 1) && (s == TLM__RUNNING || s == TLM__CLOSED))
-		tlm__writer_signal(sig);
+		tlm__writer_signal(sig, sig == SIGABRT && py_finalizing && py_finalizing());
 	/* chain: the previous handler, or the default action */
 	struct sigaction *p = &prev_action[k];
 	if (k < NFATAL && (p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
@@ -237,6 +244,12 @@ void tlm__exit_paths_init(void)
 	/* looked up once: the host may set SIG_DFL from a signal handler, where
 	 * the loader's lock must not be taken */
 	tlm__resolve_dlsym();
+	if (tlm__real_dlsym) {
+		void *f = tlm__real_dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+		if (!f)
+			f = tlm__real_dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+		*(void **)&py_finalizing = f;
+	}
 	sigaction_fn first = tlm__real_dlsym ? (sigaction_fn)tlm__real_dlsym(RTLD_DEFAULT, "sigaction") : NULL;
 	if (first && !ours((void *)first))
 		first_sa = first;

@@ -60,7 +60,14 @@ static void stack_lines(FILE *f, struct tlm_report *r, uint32_t stack_id, const 
 
 void tlm__exit_note(FILE *f, const struct tlm_report *r)
 {
-	if (r->exit == TLM_REPORT_SIGNAL) {
+	if (r->exit == TLM_REPORT_SIGNAL && r->signal_at_py_exit) {
+		/* PyTorch's autograd device thread drops its last graph task, whose
+		 * Python objects need the GIL, after the main thread began to
+		 * finalize: CPython ends that thread, std::terminate (docs/simulate.md) */
+		tlm__line(f, "note: SIGABRT while Python exited, after the program's end%s",
+			  r->alloc_conf_known ? ": PyTorch's own (its autograd thread)"
+					      : " (a thread that needed the GIL then)");
+	} else if (r->exit == TLM_REPORT_SIGNAL) {
 		const char *abbr = sigabbrev_np(r->signo);
 		tlm__line(f, "note: the process died of signal %d%s%s; the report covers what was recorded", r->signo,
 			  abbr ? " SIG" : "", abbr ? abbr : "");

@@ -8,6 +8,9 @@
 #        gpt2    transformers GPT-2 from a config (4 layers, d 128), random weights, AdamW
 #        many    many small tensors: 48 small Linear layers, AdamW with foreach kernels
 # --history: with torch.cuda.memory._record_memory_history(stacks="python").
+# --ab K: the recorder's cost paired in one process: K steps without it, K
+# with it, in turn, STEPS of each; prints "ab_cpu_ms OFF ON" (means), which
+# load on a shared machine disturbs far less than separate runs.
 # Prints "step_cpu_ms MEAN MEDIAN N BLOCKS": the process's CPU time (all
 # threads, so tlm's writer counts) per step: the mean (all CPU of the N timed
 # steps over N, so work the writer thread batches counts) and the median, and
@@ -82,6 +85,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("model", choices=sorted(LOOPS))
 ap.add_argument("--steps", type=int, default=50)
 ap.add_argument("--history", action="store_true")
+ap.add_argument("--ab", type=int, default=0)
 a = ap.parse_args()
 dev = torch.device("cuda", 0)
 # the first optimizer imports torch's compiler stack: before any timing
@@ -102,6 +106,24 @@ for _ in range(a.steps):
     cpu.append((time.process_time() - c) * 1e3)
 total = (time.process_time() - c0) * 1e3
 n1 = torch.cuda.memory_stats(dev).get("allocation.all.allocated", 0)
+if a.ab:
+    cost = {False: 0.0, True: 0.0}
+    for i in range(2 * a.steps // a.ab):
+        on = i % 2 == 1
+        if on:
+            torch.cuda.memory._record_memory_history(stacks="python")
+        else:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        step()  # not timed: the switch
+        torch.cuda.synchronize()
+        c = time.process_time()
+        for _ in range(a.ab):
+            step()
+        torch.cuda.synchronize()
+        cost[on] += time.process_time() - c
+    torch.cuda.memory._record_memory_history(enabled=None)
+    n = a.steps // a.ab * a.ab
+    print("ab_cpu_ms %.4f %.4f" % (cost[False] * 1e3 / n, cost[True] * 1e3 / n))
 print("step_cpu_ms %.4f %.4f %d %.1f" % (total / a.steps, statistics.median(cpu), len(cpu), (n1 - n0) / a.steps))
 if a.history:
     torch.cuda.memory._record_memory_history(enabled=None)

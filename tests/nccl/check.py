@@ -11,7 +11,7 @@ check.py MODE N DIR RC
   RC   tlm run's exit status (torchrun's)
 
 The oracles are not tlm's: each rank's torch.cuda.max_memory_allocated() and
-max_memory_reserved(), and NCCL's log of every device buffer it allocates
+max_memory_reserved() (also against the rank's owner `pytorch`), and NCCL's log of every device buffer it allocates
 (its address and size) and imports from a peer (P2P over cuMem, which the
 simulated driver shares between the processes).
 """
@@ -97,6 +97,7 @@ def main():
     eq("schema", j["schema"], "tlm-job/1")
     eq("inputs, ranks", (j["inputs"], j["unreadable"], j["ranks"]), (n, 0, n))
     ps = j["processes"]
+    jobp = {p["rank"]: p for p in ps}
     eq("processes: ranks and roles", [(p["rank"], p["role"]) for p in ps], [(r, "rank") for r in range(n)])
     for p in ps:
         r, s = p["rank"], said[p["rank"]]
@@ -162,9 +163,30 @@ def main():
                 fail(what + ": counted as this process's memory (a cuMemCreate of handle 0x%x)" % h)
         nccl_made = sorted(h for h, (_, _, fr) in creates.items() if from_nccl(fr))
         eq("rank %d: cuMemCreate calls from libnccl: NCCL's logged buffers" % r, len(nccl_made), len(own))
-    print("ok: %s over NCCL on %d simulated devices: each rank's peaks are PyTorch's, and NCCL's %d buffers "
-          "per rank (and the peers' it imported) are in its trace at NCCL's addresses" %
-          (mode, n, len(own)))
+
+        # the owners of the rank's reserved memory, in its report and in the job
+        # report: PyTorch's part is max_memory_reserved(), NCCL's the buffers NCCL
+        # logged (each a whole number of granules; all live until
+        # destroy_process_group frees them)
+        nccl_bytes = sum((b + GRAN - 1) // GRAN * GRAN for b in own.values())
+        for where, owners, reserved in (("report", dev.get("owners"), dev["peak_reserved_bytes"]),
+                                        ("job report", jobp[r].get("owners"), jobp[r]["peak_reserved_bytes"])):
+            what = "rank %d, %s: owners" % (r, where)
+            if not owners:
+                fail(what + ": none")
+            by = {o["owner"]: o for o in owners}
+            if "pytorch" not in by or "nccl" not in by:
+                fail(what + ": %s, want pytorch and nccl among them" % sorted(by))
+            eq(what + ": pytorch's peak = torch.cuda.max_memory_reserved()", by["pytorch"]["peak_bytes"],
+               s["max_memory_reserved"])
+            eq(what + ": nccl's peak = the buffers NCCL logged (%d)" % len(own), by["nccl"]["peak_bytes"], nccl_bytes)
+            eq(what + ": nccl's live bytes at the end (destroy_process_group)", by["nccl"]["live_bytes_at_end"], 0)
+            eq(what + ": the parts at the reserved peak add up to it", sum(o["bytes_at_reserved_peak"] for o in owners),
+               reserved)
+    print("ok: %s over NCCL on %d simulated devices: each rank's peaks are PyTorch's, NCCL's %d buffers "
+          "per rank (and the peers' it imported) are in its trace at NCCL's addresses, and each rank's owners "
+          "(report and job report) give pytorch max_memory_reserved() and nccl those buffers' %d bytes" %
+          (mode, n, len(own), nccl_bytes))
 
 
 if __name__ == "__main__":

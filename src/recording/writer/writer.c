@@ -338,11 +338,13 @@ void tlm__writer_finish(void)
 	}
 }
 
-void tlm__writer_signal(int signo)
+void tlm__writer_signal(int signo, bool py_exit)
 {
 	if (!tlm__wf.tw || !trylock_for_ms(200))
 		return;
 	tlm__wm_drain(true);
+	if (!tlm__wf.failed && py_exit)
+		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "signal.during", "python-exit"));
 	if (!tlm__wf.failed) {
 		tlm__wf_check(tlm_tw_signal(tlm__wf.tw, signo));
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));

@@ -43,7 +43,9 @@ void tlm__writer_drain_sync(void) TLM_HIDDEN;/* drain on this thread (under the 
 bool tlm__writer_drain_sync_bounded(unsigned ms) TLM_HIDDEN; /* the same; false: lock not had within ms */
 void tlm__writer_help_drain(void) TLM_HIDDEN;/* a producer helps a starved writer (no malloc) */
 void tlm__writer_finish(void) TLM_HIDDEN;    /* final drain + END record */
-void tlm__writer_signal(int signo) TLM_HIDDEN; /* fatal signal: drain what can be, SIGNAL record */
+/* fatal signal: drain what can be, SIGNAL record; py_exit: it came while the
+ * Python interpreter was finalizing (PROP signal.during = python-exit first) */
+void tlm__writer_signal(int signo, bool py_exit) TLM_HIDDEN;
 /* Async-signal-safe end: drain (no allocation), a SIGNAL record (signo > 0)
  * or PROP end=how + END, flush; the writer lock stays held (the process is
  * going), so no other thread starts a chunk it would cut. When this thread
