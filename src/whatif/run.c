@@ -32,6 +32,9 @@ struct sdev {                      /* one device of the stream */
 	size_t nalt;
 	struct wi_op *early;           /* others' memory live before its first block op */
 	size_t nearly, capearly;
+	struct wi_table early_at;      /* its key -> index + 1, while keys are unique (a report's
+	                                * pass sees every free of a long run without blocks) */
+	bool early_dup;                /* a key came twice: the first of them is found by a scan */
 	int device;
 };
 
@@ -126,6 +129,7 @@ static int first_op(void *ctx, const struct wi_facts *f)
 	free(d->early);
 	d->early = NULL;
 	d->nearly = d->capearly = 0;
+	tlm__wi_table_free(&d->early_at);
 	return 0;
 }
 
@@ -133,11 +137,23 @@ static int first_op(void *ctx, const struct wi_facts *f)
 static int early(struct tlm_wi_stream *s, struct sdev *d, const struct wi_op *o)
 {
 	if (o->type == WI_FFREE) {
-		for (size_t i = 0; i < d->nearly; i++)
-			if (d->early[i].addr == o->addr) {
-				d->early[i] = d->early[--d->nearly];
+		size_t i = 0;
+		if (!d->early_dup) {
+			uint64_t at = tlm__wi_table_take(&d->early_at, o->addr);
+			if (!at)
 				return 0;
-			}
+			i = at - 1;
+		} else {
+			while (i < d->nearly && d->early[i].addr != o->addr)
+				i++;
+			if (i == d->nearly)
+				return 0;
+		}
+		d->early[i] = d->early[--d->nearly];
+		if (!d->early_dup && i < d->nearly && tlm__wi_table_put(&d->early_at, d->early[i].addr, i + 1)) {
+			snprintf(s->err, sizeof s->err, "out of memory");
+			return -1;
+		}
 		return 0;
 	}
 	if (o->type != WI_FALLOC)
@@ -155,6 +171,12 @@ static int early(struct tlm_wi_stream *s, struct sdev *d, const struct wi_op *o)
 		}
 		d->early = p;
 		d->capearly = c;
+	}
+	if (!d->early_dup && tlm__wi_table_get(&d->early_at, o->addr))
+		d->early_dup = true;
+	else if (!d->early_dup && tlm__wi_table_put(&d->early_at, o->addr, d->nearly + 1)) {
+		snprintf(s->err, sizeof s->err, "out of memory");
+		return -1;
 	}
 	d->early[d->nearly++] = *o;
 	return 0;
@@ -412,6 +434,7 @@ void tlm_wi_stream_free(struct tlm_wi_stream *s)
 	for (size_t i = 0; i < s->ndev; i++) {
 		tlm__wi_reps_free(s->dev[i].set);
 		free(s->dev[i].early);
+		tlm__wi_table_free(&s->dev[i].early_at);
 	}
 	tlm__wi_feed_free(s->feed);
 	free(s);
