@@ -356,6 +356,16 @@ int tlm__wi_reps_op(struct wi_reps *s, const struct wi_facts *f, const struct wi
 			snprintf(err, errlen, "out of memory replaying device %d", f->device);
 			return -1;
 		}
+		/* an alternative that keeps making segments is given up, not the
+		 * replay: the recorded settings and the others go on */
+		if (!u->check && u->sim.nlive > WI_MAX_ALT_SEGMENTS) {
+			tlm_wi_model_free(u->m);
+			u->m = NULL;
+			u->r.valid = false;
+			snprintf(u->r.note, sizeof u->r.note, "not modelled to the end: more than %u driver "
+				 "allocations live at once", WI_MAX_ALT_SEGMENTS);
+			continue;
+		}
 		/* the model's blocks: live, cached and split off (a hostile trace can
 		 * make a device's worth of cached segments) */
 		if (u->m->active.n + u->m->small.blocks.n + u->m->large.blocks.n > 4 * (size_t)WI_MAX_LIVE) {

@@ -18,6 +18,10 @@
 #define WI_PAGE (2ull << 20)          /* the driver's allocation granularity */
 #define WI_MAX_LIVE (1u << 18)        /* blocks, others' allocations, driver objects live at once per device */
 #define WI_MAX_DEVICES 64             /* devices with blocks in one trace */
+#define WI_MAX_ALT_SEGMENTS 16384    /* an alternative's driver allocations live at once: past it that
+                                       * setting is given up (its model's lists would make the
+                                       * replay quadratic: a split limit at the segment size with
+                                       * unlimited memory makes one segment per request) */
 #define WI_MAX_HELD 65536             /* the allocator's driver calls waiting for their class */
 
 /* A request of the program, or another user of the device's memory. */
