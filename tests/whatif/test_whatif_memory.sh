@@ -14,6 +14,8 @@ trap 'rm -rf "$dir"' EXIT
 "$TLM_TEST_WI_GEN" churn "$dir/small.trace" 100000
 "$TLM_TEST_WI_GEN" churn "$dir/big.trace" 1000000
 "$TLM_TEST_WI_GEN" live "$dir/live.trace" 262200
+"$TLM_TEST_WI_GEN" churnoom "$dir/early.trace" 1000
+"$TLM_TEST_WI_GEN" churnoom "$dir/late.trace" 2100000
 python3 - "$TLM_TEST_TLM" "$dir" "$TLM_TEST_PEAK_RSS" <<'PY'
 import os, subprocess, sys
 tlm, d, peak = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -48,5 +50,15 @@ if p.returncode or len(given) != 1 or " ".join(given[0][1:]) != \
 if not any(r[:2] == ["expandable_segments:True", "20.0"] for r in rows):
     fail("the other alternative's row is missing: %r" % p.stdout)
 print("ok an alternative past 16384 live driver allocations is given up, the rest go on")
+# tlm report's what-if hint replays at most 4 Mi events before a first OOM
+# (its cost: every split limit of the grid); a later OOM says to run tlm whatif
+late = "what-if: not replayed (the first OOM came after 4194304 events): run `tlm whatif TRACE`"
+for tag, want in (("early", False), ("late", True)):
+    p = subprocess.run([tlm, "report", "-f", "text", os.path.join(d, tag + ".trace")], stdout=subprocess.PIPE,
+                       universal_newlines=True)
+    got = any(l.strip() == late for l in p.stdout.split("\n"))
+    if p.returncode or "out of memory" not in p.stdout.lower() or got != want:
+        fail("tlm report on the %s OOM: exit %d, the line %s" % (tag, p.returncode, "shown" if got else "not shown"))
+print("ok the report's what-if hint: an OOM after 4 Mi events points to tlm whatif, an early one does not")
 PY
 echo PASS

@@ -6,9 +6,12 @@
  *                        that compress to almost nothing, one live block
  *   wi_gen live OUT N    one segment per 4 blocks, N blocks of 5 MiB never
  *                        freed: the live state grows with N
+ *   wi_gen churnoom OUT N  churn, then a cudaMalloc of 2 TiB that fails (an
+ *                        OOM after 2N + 1 events)
  * Each block event carries the allocator's totals, as the tap's do; the
- * device is 1 TiB (device.0.memory), so nothing fails.
+ * device is 1 TiB (device.0.memory), so nothing fails (but churnoom's last).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +27,14 @@ static int sink(void *ctx, const void *buf, size_t len)
 
 static uint64_t now = 1000000000ull;
 
+static int32_t result; /* the next event's */
+
 static void ev(struct tlm_tw *w, unsigned kind, unsigned op, uint64_t addr, uint64_t size, uint64_t allocated,
 	       uint64_t reserved)
 {
 	struct tlm_event e;
 	memset(&e, 0, sizeof e);
+	e.result = result;
 	e.time_ns = now += 1000;
 	e.kind = (uint8_t)kind;
 	e.op = (uint8_t)op;
@@ -45,8 +51,9 @@ static void ev(struct tlm_tw *w, unsigned kind, unsigned op, uint64_t addr, uint
 
 int main(int argc, char **argv)
 {
-	if (argc != 4 || (strcmp(argv[1], "churn") && strcmp(argv[1], "live"))) {
-		fprintf(stderr, "usage: wi_gen churn|live OUT N\n");
+	bool oom = argc == 4 && !strcmp(argv[1], "churnoom");
+	if (argc != 4 || (strcmp(argv[1], "churn") && strcmp(argv[1], "live") && !oom)) {
+		fprintf(stderr, "usage: wi_gen churn|live|churnoom OUT N\n");
 		return 64;
 	}
 	long long n = atoll(argv[3]);
@@ -70,12 +77,16 @@ int main(int argc, char **argv)
 	tlm_tw_prop(w, "torch.alloc_conf", "");
 	tlm_tw_prop(w, "device.0.memory", "1099511627776");
 	const uint64_t base = 0x7f0000000000ull;
-	if (!strcmp(argv[1], "churn")) {
+	if (!strcmp(argv[1], "churn") || oom) {
 		uint64_t b = MiB + 512;
 		ev(w, TLM_KIND_DEVICE, TLM_OP_ALLOC, base, 20 * MiB, 0, 0);
 		for (long long i = 0; i < n; i++) {
 			ev(w, TLM_KIND_BLOCK, TLM_OP_ALLOC, base, b, b, 20 * MiB);
 			ev(w, TLM_KIND_BLOCK, TLM_OP_FREE, base, b, 0, 20 * MiB);
+		}
+		if (oom) {
+			result = 2; /* cudaErrorMemoryAllocation */
+			ev(w, TLM_KIND_DEVICE, TLM_OP_ALLOC, 0, 2 * 1099511627776ull, 0, 20 * MiB);
 		}
 	} else {
 		uint64_t reserved = 0;
