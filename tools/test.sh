@@ -43,14 +43,14 @@ else
 	status=1
 fi
 # Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
-# TLM_FUZZ_SECONDS (default 30: five harnesses within the suite's time) on a
+# TLM_FUZZ_SECONDS (default 20: five harnesses within the suite's time) on a
 # copy of its seed corpus (reader, report and whatif read traces:
 # corpus/reader; diff reads report JSON: corpus/diff; job reads job and
 # report JSON and traces: corpus/job); any crash,
 # leak, hang (10 s per input) or sanitizer report fails the suite. The
 # reproducer is kept as build-fuzz/crash-<harness>-*.
 if command -v clang >/dev/null 2>&1; then
-	fuzz_s=${TLM_FUZZ_SECONDS:-30}
+	fuzz_s=${TLM_FUZZ_SECONDS:-20}
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
 		{ cat build-fuzz.setup.log; status=1; summary count fuzz failed "$tally"; }
