@@ -3,11 +3,13 @@
  * cmd_args.c - argument parsing the subcommands share (cmds.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
+#include "common/text.h"
 
 /* "1000", "64K", "2M", "1G", "1KiB", ...; 0 on success. */
 int tlm__parse_bytes(const char *s, uint64_t *out)
@@ -51,4 +53,15 @@ int tlm__parse_threads(const char *s, unsigned *out)
 		return -1;
 	*out = (unsigned)t;
 	return 0;
+}
+
+int tlm__usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tlm %s: ", cmd);
+	char msg[512]; /* the argument may be a hostile file name: shown safe */
+	snprintf(msg, sizeof msg, fmt, arg);
+	tlm_text_put(stderr, msg);
+	fputc('\n', stderr);
+	fputs(usage, stderr);
+	return TLM_EXIT_USAGE;
 }

@@ -63,13 +63,7 @@ static const char *const formats[] = {"text", "json", "html", "chrome", "collaps
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("tlm report: ", stderr);
-	char msg[512]; /* the argument may be a hostile file name: shown safe */
-	snprintf(msg, sizeof msg, fmt, arg);
-	tlm_text_put(stderr, msg);
-	fputc('\n', stderr);
-	fputs(USAGE, stderr);
-	return TLM_EXIT_USAGE;
+	return tlm__usage_error("report", USAGE, fmt, arg);
 }
 
 static int usage_close(int fd, const char *fmt, const char *arg)

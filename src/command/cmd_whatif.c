@@ -47,13 +47,7 @@ static const char help[] =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("tlm whatif: ", stderr);
-	char msg[512]; /* the argument may be a hostile file name: shown safe */
-	snprintf(msg, sizeof msg, fmt, arg);
-	tlm_text_put(stderr, msg);
-	fputc('\n', stderr);
-	fputs(USAGE, stderr);
-	return TLM_EXIT_USAGE;
+	return tlm__usage_error("whatif", USAGE, fmt, arg);
 }
 
 

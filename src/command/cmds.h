@@ -28,6 +28,10 @@ int tlm_cmd_top(int argc, char **argv);
 int tlm__parse_bytes(const char *s, uint64_t *out);
 /* --threads' value: 1..256; 0 on success, -1 otherwise (NULL: missing). */
 int tlm__parse_threads(const char *s, unsigned *out);
+/* "tlm CMD: " and fmt with arg (one %s; a file name, maybe hostile: shown
+ * through src/common/text.h), then the usage text, on stderr; returns
+ * TLM_EXIT_USAGE. */
+int tlm__usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg);
 
 #include <stddef.h>
 
