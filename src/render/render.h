@@ -67,6 +67,8 @@ void tlm__track_name(char *buf, size_t n, int device, int kind);
  * (render_json.c; also the Python package's stacks, src/python). */
 struct tlm__json;
 void tlm__json_stack(struct tlm__json *j, struct tlm_report *r, uint32_t stack_id);
+/* KEY: {function, file, line, module} of fr, or null without one (render_steps.c). */
+void tlm__json_frame(struct tlm__json *j, const char *key, const struct tlm_frame *fr);
 /* "func (file.c:12) [module]" for a frame, into buf (cut by tlm__line later). */
 void tlm__frame_text(char *buf, size_t n, const struct tlm_frame *fr);
 

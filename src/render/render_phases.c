@@ -78,25 +78,6 @@ void tlm__phases_text(FILE *f, struct tlm_report *r)
 	}
 }
 
-static void json_driving(struct tlm__json *j, const struct tlm_report_steps *st)
-{
-	tlm__json_key(j, "driving_frame");
-	if (!st->have_driving) {
-		tlm__json_null(j);
-		return;
-	}
-	const struct tlm_frame *fr = &st->driving;
-	tlm__json_obj(j);
-	tlm__json_key(j, "function");
-	tlm__json_str(j, fr->function);
-	tlm__json_key(j, "file");
-	tlm__json_str(j, fr->file);
-	tlm__json_ki(j, "line", fr->line);
-	tlm__json_key(j, "module");
-	tlm__json_str(j, fr->module);
-	tlm__json_obj_end(j);
-}
-
 static void json_leaks(struct tlm__json *j, struct tlm_report *r, const struct tlm_report_steps *ps)
 {
 	size_t n = nleaks(ps), k = 0;
@@ -158,7 +139,7 @@ void tlm__phases_json(struct tlm__json *j, struct tlm_report *r)
 		else
 			tlm__json_null(j);
 		tlm__json_ku(j, "count", ps->count);
-		json_driving(j, ps);
+		tlm__json_frame(j, "driving_frame", ps->have_driving ? &ps->driving : NULL);
 		tlm__json_key(j, "seconds_per_step");
 		tlm__json_dbl(j, ps->seconds_per_step, 6);
 		tlm__json_ki(j, "start_ns", ps->step[0].start_ns);

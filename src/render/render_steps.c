@@ -261,7 +261,7 @@ void tlm__steps_summary(FILE *f, struct tlm_report *r)
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static void json_frame(struct tlm__json *j, const char *key, const struct tlm_frame *fr)
+void tlm__json_frame(struct tlm__json *j, const char *key, const struct tlm_frame *fr)
 {
 	tlm__json_key(j, key);
 	if (!fr) {
@@ -295,7 +295,7 @@ static void json_act(struct tlm__json *j, struct tlm_report *r, const struct tlm
 	for (size_t i = 0; i < st->nact; i++) {
 		const struct tlm_report_act *x = &st->act[i];
 		tlm__json_obj(j);
-		json_frame(j, "frame", act_frame(r, x));
+		tlm__json_frame(j, "frame", act_frame(r, x));
 		tlm__json_ku(j, "bytes_at_peak", x->bytes);
 		tlm__json_ku(j, "count_at_peak", x->count);
 		tlm__json_ku(j, "instances", x->instances);
@@ -352,7 +352,7 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 	} else {
 		tlm__json_null(j);
 	}
-	json_frame(j, "driving_frame", driving(r, st));
+	tlm__json_frame(j, "driving_frame", driving(r, st));
 	tlm__json_key(j, "seconds_per_step");
 	tlm__json_dbl(j, st->seconds_per_step, 6);
 	tlm__json_ku(j, "first_steady_step", st->first_steady);
