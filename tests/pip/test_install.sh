@@ -68,8 +68,11 @@ check "'$py' -c 'import json,sys; d=json.load(open(sys.argv[1]))[\"devices\"][0]
 
 # a real PyTorch loop
 if [ -x "$torch_py" ] && env -u LD_PRELOAD "$torch_py" -c 'import torch' >/dev/null 2>&1; then
+	# PyTorch's exit abort closed at exit (tests/common/torch_settle.py, beside loop.py)
+	cp "$src/tests/common/torch_settle.py" "$tmp/"
 	cat >"$tmp/loop.py" <<'PY'
 import torch
+import torch_settle  # noqa: F401
 m = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10)).cuda()
 opt = torch.optim.Adam(m.parameters())
 for step in range(10):

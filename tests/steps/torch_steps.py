@@ -9,9 +9,14 @@
 # after the model is on the device: what the shim measures at the first
 # allocation) and torch's own peak.
 import json
+import os
 import sys
 
 import torch
+
+# PyTorch's exit abort closed at exit, not left to luck (tests/common/torch_settle.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import torch_settle  # noqa: E402,F401
 import torch.nn as nn
 import torch.utils.checkpoint as cp
 

@@ -11,7 +11,7 @@ import sys
 
 # checkpointing estimates against the twins' real peaks: the tolerance is
 # the one achieved (docs/report.md, "Activations and checkpointing")
-CKPT_TOL = {"Block.forward": 0.0, "TransformerEncoderLayer.forward": 0.01, "BasicBlock.forward": 0.015,
+CKPT_TOL = {"Block.forward": 0.0, "TransformerEncoderLayer.forward": 0.01, "BasicBlock.forward": 0.025,
             "GPT2Block.forward": 0.05}
 FORECAST_TOL = (0.10, 2)  # within 10 % or 2 steps of the real run
 
@@ -126,7 +126,8 @@ def group_modules():
         nodes = check_labels(name, r)
         if not nodes:
             fails.append("%s: no site named by its autograd node" % name)
-    ckpt_check("resnet", load("resnet0"), [(2, load("resnet2", "truth"))], "BasicBlock.forward")
+    ckpt_check("resnet", load("resnet0"), [(1, load("resnet1", "truth")), (2, load("resnet2", "truth"))],
+               "BasicBlock.forward")
     ckpt_check("gpt2", load("gpt20"), [(1, load("gpt21", "truth"))], "GPT2Block.forward")
     ckpt_check("transformer", load("tr0"), [(1, load("tr1", "truth")), (2, load("tr2", "truth"))],
                "TransformerEncoderLayer.forward")

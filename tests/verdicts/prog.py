@@ -7,9 +7,14 @@
 # (the step an OOM killed it at, the exception it caught). TRUTH is written
 # again after every step, so a run that dies leaves what it had done.
 import json
+import os
 import sys
 
 import torch
+
+# PyTorch's exit abort closed at exit, not left to luck (tests/common/torch_settle.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import torch_settle  # noqa: E402,F401
 import torch.nn as nn
 import torch.utils.checkpoint as cp
 

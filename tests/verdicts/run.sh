@@ -56,6 +56,7 @@ phases)
 	;;
 modules)
 	torch resnet0 4G resnet 4 0
+	torch resnet1 4G resnet 4 1
 	torch resnet2 4G resnet 4 2
 	torch gpt20 4G gpt2 6 0
 	torch gpt21 4G gpt2 6 1

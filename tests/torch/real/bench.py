@@ -15,6 +15,10 @@ import time
 
 import torch
 
+# PyTorch's exit abort closed at exit, not left to luck (tests/common/torch_settle.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import torch_settle  # noqa: E402,F401
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt  # noqa: E402
 

@@ -12,6 +12,10 @@ import os
 import sys
 
 import torch
+
+# PyTorch's exit abort closed at exit, not left to luck (tests/common/torch_settle.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import torch_settle  # noqa: E402,F401
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 

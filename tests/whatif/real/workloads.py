@@ -22,6 +22,11 @@ import sys
 
 import torch
 
+# each job's child ends with os._exit (no finalization, so no exit abort);
+# the rule is one for every program of the suite (tests/torch/real/settle.sh)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import torch_settle  # noqa: E402,F401
+
 KiB, MiB = 1 << 10, 1 << 20
 dev = torch.device("cuda", 0)
 
