@@ -101,7 +101,7 @@ static uint64_t model_forecast(const struct tlm_report_steps *st, const struct w
 	/* each allocation's index in its steady step; the run through its last step */
 	size_t cur = SIZE_MAX, x = 0;
 	for (size_t i = 0; i < d->nop; i++) {
-		const struct wi_op *o = &d->op[i];
+		const struct wi_fc_op *o = &d->op[i];
 		size_t j = step_of(st, o->t);
 		if (j != cur) {
 			cur = j;
@@ -141,7 +141,7 @@ static uint64_t model_forecast(const struct tlm_report_steps *st, const struct w
 	/* the steady step's window: its allocations, and the frees of what a
 	 * steady step made (a free of a weight or of warm-up memory is once) */
 	for (size_t i = 0; i < d->nop; i++) {
-		const struct wi_op *o = &d->op[i];
+		const struct wi_fc_op *o = &d->op[i];
 		if (o->t < w0 || o->t >= w1)
 			continue;
 		if (is_alloc(o->type) && local[i] != SIZE_MAX) {
@@ -177,7 +177,7 @@ static uint64_t model_forecast(const struct tlm_report_steps *st, const struct w
 		uint64_t *mine = ring[step % (depth + 1)];
 		memset(mine, 0, na * sizeof *mine);
 		for (size_t w = 0; w < nw; w++) {
-			const struct wi_op *o = &d->op[win[w]];
+			const struct wi_fc_op *o = &d->op[win[w]];
 			if (is_alloc(o->type)) {
 				uint64_t bs, a = 0;
 				int mr = o->type == WI_ALLOC ? tlm_wi_model_malloc(m, o->size, 0, &a, &bs)
