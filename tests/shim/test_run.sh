@@ -56,6 +56,28 @@ stt=$?
 set -e
 check "[ $stt -eq 143 ]"
 check "grep -q 'exit signal, 3 events' '$dir/err6'"
+# every signal whose default action ends a process is forwarded, SIGUSR1 and
+# SIGUSR2 too (they once killed tlm and orphaned the program, no report); and
+# a signal to tlm's whole process group (setsid: tlm leads its own) reaches
+# the program, in its own group without a terminal, through tlm
+for how in USR1 USR2 group; do
+	rm -f "$dir/u.trace"
+	if [ $how = group ]; then
+		setsid "$tlm" run --output "$dir/u.trace" -- "$wl" term 0 3 > /dev/null 2> "$dir/err6u" &
+	else
+		"$tlm" run --output "$dir/u.trace" -- "$wl" term 0 3 > /dev/null 2> "$dir/err6u" &
+	fi
+	tp=$!
+	for _ in $(seq 600); do [ -s "$dir/u.trace" ] && break; sleep 0.05; done
+	sleep 0.2
+	case $how in group) kill -TERM "-$tp"; want=143 ;; USR1) kill -USR1 $tp; want=138 ;; *) kill -USR2 $tp; want=140 ;; esac
+	set +e
+	wait $tp
+	stu=$?
+	set -e
+	check "[ $stu -eq $want ] || { echo '$how: tlm run exited $stu, want $want'; false; }"
+	check "grep -q 'exit signal, 3 events' '$dir/err6u' || { echo '$how:'; cat '$dir/err6u'; false; }"
+done
 # children: every trace of the run is listed, with the command for the report
 # (ThreadSanitizer cannot follow the fork child's writer thread)
 case "${TLM_TEST_PRELOAD_FIRST:-}" in *tsan*) ;; *)

@@ -23,5 +23,5 @@ one() { # tag ckpt leak
 		"$tlm" report -f json -o "$tmp/$1.json" "$tmp/$1.trace" || { cat "$tmp/$1.log"; return 1; }
 }
 one leak 0 65536 && one base 0 0 && one ck1 1 0 && one ck2 2 0 || exit 1
-"$venv/bin/python" "$src/check_torch.py" "$tmp/leak.json" "$tmp/leak.truth" "$tmp/base.json" "$tmp/ck1.json" \
-	"$tmp/ck2.json"
+"$venv/bin/python" "$src/check_torch.py" "$tmp/leak.json" "$tmp/leak.truth" "$tmp/base.json" "$tmp/ck1.truth" \
+	"$tmp/ck2.truth"
