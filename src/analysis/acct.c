@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 struct tlm__acct *tlm__acct_get(struct tlm__accts *s, int device, int mkind)
 {
@@ -23,14 +24,9 @@ struct tlm__acct *tlm__acct_get(struct tlm__accts *s, int device, int mkind)
 			s->last = i;
 			return &s->a[i];
 		}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		struct tlm__acct *n = realloc(s->a, cap * sizeof *n);
-		if (!n)
-			return NULL;
-		s->a = n;
-		s->cap = cap;
-	}
+	if (s->n == s->cap && tlm__grow(&s->a, &s->cap, s->n + 1, sizeof *s->a, 8))
+		return NULL;
+
 	struct tlm__acct *a = &s->a[s->n];
 	memset(a, 0, sizeof *a);
 	a->device = (int16_t)device;

@@ -14,6 +14,7 @@
 #include "analysis/alog.h"
 #include "analysis/internal.h"
 #include "analysis/pass.h"
+#include "common/grow.h"
 
 /* A set of live address ranges (log indices), searched by address: sorted
  * lazily, when searched after it grew; freed ones dropped lazily too. */
@@ -90,14 +91,8 @@ static uint32_t holder(struct segset *set, const struct tlm__al *e, int device, 
 
 static int set_add(struct segset *set, const struct tlm__al *e, uint32_t idx)
 {
-	if (set->n == set->cap) {
-		size_t nc = set->cap ? set->cap * 2 : 64;
-		struct seg *n = realloc(set->v, nc * sizeof *n);
-		if (!n)
-			return -1;
-		set->v = n;
-		set->cap = nc;
-	}
+	if (set->n == set->cap && tlm__grow(&set->v, &set->cap, set->n + 1, sizeof *set->v, 64))
+		return -1;
 	set->v[set->n++] = (struct seg){e[idx].addr, idx};
 	set->dirty = true;
 	return 0;
@@ -195,14 +190,8 @@ static int oom(struct alog_col *c, const struct tlm_event *ev)
 		l->oom_dropped++;
 		return 0;
 	}
-	if (l->noom == l->capoom) {
-		size_t nc = l->capoom ? l->capoom * 2 : 16;
-		struct tlm__al_oom *n = realloc(l->oom, nc * sizeof *n);
-		if (!n)
-			return -1;
-		l->oom = n;
-		l->capoom = nc;
-	}
+	if (l->noom == l->capoom && tlm__grow(&l->oom, &l->capoom, l->noom + 1, sizeof *l->oom, 16))
+		return -1;
 	struct tlm__al_oom o = {c->seq, ev->size, ev->device_free, ev->stream, (int64_t)(ev->time_ns - c->start),
 				ev->stack_id, ev->thread, ev->device, ev->kind, ev->kind == TLM_KIND_BLOCK};
 	for (size_t i = l->noom; o.allocator && !o.device_free && i-- > 0 && !l->oom[i].allocator;)
@@ -256,16 +245,11 @@ static void on_alloc(void *ctx, struct tlm__pass *p, struct tlm__live *e, const 
 		p->error = ENOMEM;
 		return;
 	}
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 1024;
-		struct tlm__al *n = realloc(l->e, nc * sizeof *n);
-		if (!n) {
-			p->error = ENOMEM;
-			return;
-		}
-		l->e = n;
-		l->cap = nc;
+	if (l->n == l->cap && tlm__grow(&l->e, &l->cap, l->n + 1, sizeof *l->e, 1024)) {
+		p->error = ENOMEM;
+		return;
 	}
+
 	uint32_t idx = (uint32_t)l->n++;
 	c->live++;
 	struct tlm__al *a = &l->e[idx];

@@ -16,6 +16,7 @@
 #include "analysis/devmem.h"
 #include "analysis/internal.h"
 #include "analysis/pass.h"
+#include "common/grow.h"
 
 #define TLM__DEVMEM_OOMS (4 * TLM_REPORT_MAX_OOMS) /* OOM samples kept (probes and folds drop some) */
 #define TLM__DEVMEM_DEVS 1024 /* devices kept: a hostile trace cannot make the lookups quadratic */
@@ -147,14 +148,9 @@ int tlm__devmem_sample(struct tlm__devmem_col *c, const struct tlm__replay *rp, 
 	if (d->why == TLM_DEVMEM_OOM) {
 		if (m->nooms >= TLM__DEVMEM_OOMS)
 			return 0;
-		if (m->nooms == c->oom_cap) {
-			size_t cap = c->oom_cap ? c->oom_cap * 2 : 16;
-			struct tlm_report_devview *n = realloc(m->ooms, cap * sizeof *n);
-			if (!n)
-				return -1;
-			m->ooms = n;
-			c->oom_cap = cap;
-		}
+		if (m->nooms == c->oom_cap && tlm__grow(&m->ooms, &c->oom_cap, m->nooms + 1, sizeof *m->ooms, 16))
+			return -1;
+
 		m->ooms[m->nooms++] = v;
 	}
 	return 0;

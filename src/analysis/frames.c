@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 #define MAX_INLINE 16 /* frames one address may expand to */
 
@@ -58,15 +59,10 @@ int tlm__priv_string(struct tlm__report_priv *p, const struct tlm_rec_string *s)
 	if (!s->id || s->id >= MAX_STRING_ID)
 		return 0; /* ignored */
 	if (s->id >= p->nstr) {
-		size_t n = p->nstr ? p->nstr : 256;
-		while (n <= s->id)
-			n *= 2;
-		char **q = realloc(p->str, n * sizeof *q);
-		if (!q)
+		size_t was = p->nstr;
+		if (tlm__grow(&p->str, &p->nstr, (size_t)s->id + 1, sizeof *p->str, 256))
 			return -1;
-		memset(q + p->nstr, 0, (n - p->nstr) * sizeof *q);
-		p->str = q;
-		p->nstr = n;
+		memset(p->str + was, 0, (p->nstr - was) * sizeof *p->str);
 	}
 	char *c = strdup(s->s);
 	if (!c)
@@ -80,24 +76,9 @@ int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *
 {
 	if (!p->pyidx_ok)
 		return -1;
-	if (p->npyf + s->depth > p->cappyf) {
-		size_t n = p->cappyf ? p->cappyf : 256;
-		while (n < p->npyf + s->depth)
-			n *= 2;
-		struct tlm_py_frame *q = realloc(p->pyf, n * sizeof *q);
-		if (!q)
-			return -1;
-		p->pyf = q;
-		p->cappyf = n;
-	}
-	if (p->npy == p->cappy) {
-		size_t n = p->cappy ? p->cappy * 2 : 64;
-		struct tlm__py_ent *q = realloc(p->py, n * sizeof *q);
-		if (!q)
-			return -1;
-		p->py = q;
-		p->cappy = n;
-	}
+	if (tlm__grow(&p->pyf, &p->cappyf, p->npyf + s->depth, sizeof *p->pyf, 256) ||
+	    tlm__grow(&p->py, &p->cappy, p->npy + 1, sizeof *p->py, 64))
+		return -1;
 	memcpy(p->pyf + p->npyf, s->f, s->depth * sizeof *s->f);
 	uint64_t h = 1469598103934665603ull;
 	for (uint32_t i = 0; i < s->depth; i++) {
@@ -320,16 +301,11 @@ size_t tlm_report_frames(struct tlm_report *r, uint32_t stack_id, const struct t
 	size_t n;
 	bool cut;
 	struct tlm_frame *f = resolve_stack(p, stack_id, &n, &cut);
-	if (p->nfr == p->capfr) {
-		size_t cap = p->capfr ? p->capfr * 2 : 32;
-		struct tlm__frames_ent *e = realloc(p->fr, cap * sizeof *e);
-		if (!e) {
-			free(f);
-			return 0;
-		}
-		p->fr = e;
-		p->capfr = cap;
+	if (p->nfr == p->capfr && tlm__grow(&p->fr, &p->capfr, p->nfr + 1, sizeof *p->fr, 32)) {
+		free(f);
+		return 0;
 	}
+
 	p->fr[p->nfr] = (struct tlm__frames_ent){k, f, n, cut};
 	if (tlm__index_add(&p->fridx, &k, (uint32_t)p->nfr)) {
 		free(f);

@@ -12,6 +12,7 @@
 
 #include "analysis/internal.h"
 #include "analysis/owners.h"
+#include "common/grow.h"
 
 /* One loaded segment: [start, end) belongs to a module whose frames say cls
  * (enum tlm__owner_cls), with the owner's name index when named. */
@@ -69,28 +70,13 @@ struct tlm__owners {
 	bool ended;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*p, c * size);
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = c;
-	return 0;
-}
-
 /* The index of a name (added when new); NO_NAME without memory. */
 static uint32_t intern(struct tlm__owners *o, const char *name)
 {
 	for (size_t i = 0; i < o->nnames; i++)
 		if (!strcmp(o->names[i], name))
 			return (uint32_t)i;
-	if (grow((void **)&o->names, &o->capnames, o->nnames + 1, sizeof *o->names))
+	if (tlm__grow(&o->names, &o->capnames, o->nnames + 1, sizeof *o->names, 16))
 		return NO_NAME;
 	size_t l = strnlen(name, TLM_REPORT_OWNER_NAME - 1);
 	memcpy(o->names[o->nnames], name, l);
@@ -116,7 +102,7 @@ static int module(struct tlm__owners *o, const struct tlm_rec_module *m, const c
 	for (uint32_t i = 0; i < m->nseg && i < TLM_MAX_SEGMENTS; i++) {
 		if (m->seg[i].end <= m->seg[i].start)
 			continue;
-		if (grow((void **)&o->seg, &o->capseg, o->nseg + 1, sizeof *o->seg))
+		if (tlm__grow(&o->seg, &o->capseg, o->nseg + 1, sizeof *o->seg, 16))
 			return -1;
 		size_t at = o->nseg; /* sorted by start: modules load at new addresses */
 		while (at && o->seg[at - 1].start > m->seg[i].start)
@@ -207,7 +193,7 @@ static uint32_t owner_of(struct tlm__owners *o, struct tlm__report_priv *pv, uin
 	if (!c) {
 		c = stack_owner(o, ip, depth);
 		size_t was = o->ncache;
-		if (id < MAX_CACHED && !grow((void **)&o->cache, &o->ncache, (size_t)id + 1, sizeof *o->cache)) {
+		if (id < MAX_CACHED && !tlm__grow(&o->cache, &o->ncache, (size_t)id + 1, sizeof *o->cache, 16)) {
 			memset(o->cache + was, 0, (o->ncache - was) * sizeof *o->cache);
 			o->cache[id] = c;
 		}
@@ -224,7 +210,7 @@ static struct acct *acct_of(struct tlm__owners *o, int device, int mkind, bool a
 	for (size_t i = 0; i < o->na; i++)
 		if (o->a[i].device == device && o->a[i].mkind == mkind)
 			return &o->a[i];
-	if (!add || grow((void **)&o->a, &o->capa, o->na + 1, sizeof *o->a))
+	if (!add || tlm__grow(&o->a, &o->capa, o->na + 1, sizeof *o->a, 16))
 		return NULL;
 	struct acct *a = &o->a[o->na++];
 	memset(a, 0, sizeof *a);
@@ -238,7 +224,7 @@ static struct slot *slot_of(struct acct *a, uint32_t name)
 	for (size_t i = 0; i < a->n; i++)
 		if (a->s[i].name == name)
 			return &a->s[i];
-	if (grow((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s))
+	if (tlm__grow(&a->s, &a->cap, a->n + 1, sizeof *a->s, 16))
 		return NULL;
 	a->s[a->n] = (struct slot){.name = name};
 	return &a->s[a->n++];
@@ -341,8 +327,8 @@ int tlm__owners_after(struct tlm__owners *o, const struct tlm_report *rep, const
 		return 0;
 	const struct acct *a = acct_of(o, x->device, x->kind, false);
 	size_t n = a ? a->n : 0;
-	if (grow((void **)&o->oom, &o->capoom, o->noom + 1, sizeof *o->oom) ||
-	    grow((void **)&o->pairs, &o->cappairs, o->npairs + n, sizeof *o->pairs))
+	if (tlm__grow(&o->oom, &o->capoom, o->noom + 1, sizeof *o->oom, 16) ||
+	    tlm__grow(&o->pairs, &o->cappairs, o->npairs + n, sizeof *o->pairs, 16))
 		return -1;
 	o->oom[o->noom++] = (struct oom){x->event, o->npairs, n};
 	for (size_t i = 0; i < n; i++)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 struct psite {
 	uint32_t stack_id;
@@ -89,14 +90,8 @@ static struct psite *get(struct tlm__psites *p, uint32_t stack_id)
 	for (; p->slot[h]; h = (h + 1) & p->mask)
 		if (p->e[p->slot[h] - 1].stack_id == stack_id)
 			return &p->e[p->slot[h] - 1];
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		struct psite *e = realloc(p->e, cap * sizeof *e);
-		if (!e)
-			return NULL;
-		p->e = e;
-		p->cap = cap;
-	}
+	if (p->n == p->cap && tlm__grow(&p->e, &p->cap, p->n + 1, sizeof *p->e, 64))
+		return NULL;
 	if (p->n >= UINT32_MAX - 1)
 		return NULL;
 	struct psite *s = &p->e[p->n];
@@ -114,14 +109,9 @@ int tlm__psites_change(struct tlm__psites *p, uint32_t stack_id, bool alloc, uin
 	if (!s)
 		return -1;
 	if (!s->touched) {
-		if (p->ntouched == p->tcap) {
-			size_t cap = p->tcap ? p->tcap * 2 : 64;
-			uint32_t *t = realloc(p->touched, cap * sizeof *t);
-			if (!t)
-				return -1;
-			p->touched = t;
-			p->tcap = cap;
-		}
+		if (p->ntouched == p->tcap && tlm__grow(&p->touched, &p->tcap, p->ntouched + 1, sizeof *p->touched, 64))
+			return -1;
+
 		p->touched[p->ntouched++] = (uint32_t)(s - p->e);
 		s->touched = true;
 	}

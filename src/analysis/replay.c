@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 int tlm__replay_init(struct tlm__replay *rp, struct tlm_report *rep)
 {
@@ -123,15 +124,9 @@ static struct tlm_report_oom *oom(struct tlm__replay *rp, const struct tlm_event
 	rep->ooms_total++;
 	if (rep->nooms >= TLM_REPORT_MAX_OOMS)
 		return NULL;
-	if (rep->nooms == rp->oom_cap) {
-		size_t cap = rp->oom_cap ? rp->oom_cap * 2 : 16;
-		struct tlm_report_oom *n = realloc(rep->ooms, cap * sizeof *n);
-		if (!n) {
-			rp->oom_error = ENOMEM;
-			return NULL;
-		}
-		rep->ooms = n;
-		rp->oom_cap = cap;
+	if (rep->nooms == rp->oom_cap && tlm__grow(&rep->ooms, &rp->oom_cap, rep->nooms + 1, sizeof *rep->ooms, 16)) {
+		rp->oom_error = ENOMEM;
+		return NULL;
 	}
 	struct tlm__acct *a = acct(rp, ev->device, mk);
 	struct tlm_report_oom *o = &rep->ooms[rep->nooms++];
@@ -331,18 +326,13 @@ static void gc_add(struct tlm__replay *rp, const struct tlm__live *e)
 		if (rp->gc[i].device == e->device && rp->gc[i].stack_id == e->stack_id)
 			g = &rp->gc[i];
 	if (!g) {
-		if (rp->ngc == rp->gc_cap) {
-			size_t nc = rp->gc_cap ? rp->gc_cap * 2 : 16;
-			if (nc > 65536)
-				return; /* bounded: the largest groups are the ones that matter */
-			struct tlm_report_site *n = realloc(rp->gc, nc * sizeof *n);
-			if (!n) {
-				rp->oom_error = ENOMEM;
-				return;
-			}
-			rp->gc = n;
-			rp->gc_cap = nc;
+		if (rp->ngc == 65536)
+			return; /* bounded: the largest groups are the ones that matter */
+		if (rp->ngc == rp->gc_cap && tlm__grow(&rp->gc, &rp->gc_cap, rp->ngc + 1, sizeof *rp->gc, 16)) {
+			rp->oom_error = ENOMEM;
+			return;
 		}
+
 		g = &rp->gc[rp->ngc++];
 		*g = (struct tlm_report_site){.device = e->device, .stack_id = e->stack_id,
 					      .first_ns = (int64_t)e->time_ns, .last_ns = (int64_t)e->time_ns};

@@ -17,6 +17,7 @@
 #include "render/export.h"
 #include "analysis/internal.h"
 #include "analysis/pass.h"
+#include "common/grow.h"
 
 static int by_addr(const void *a, const void *b)
 {
@@ -134,14 +135,8 @@ static struct seg_acct *seg_acct(struct seg_col *c, int device, int mkind, bool 
 			return &c->a[i];
 	if (!add)
 		return NULL;
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 8;
-		struct seg_acct *n = realloc(c->a, nc * sizeof *n);
-		if (!n)
-			return NULL;
-		c->a = n;
-		c->cap = nc;
-	}
+	if (c->n == c->cap && tlm__grow(&c->a, &c->cap, c->n + 1, sizeof *c->a, 8))
+		return NULL;
 	c->a[c->n] = (struct seg_acct){.device = (int16_t)device, .mkind = (uint8_t)mkind};
 	return &c->a[c->n++];
 }
@@ -167,16 +162,11 @@ static void seg_release(void *ctx, struct tlm__pass *p, const struct tlm__live *
 		struct seg_acct *s = &c->a[i];
 		if (s->device != e->device || !live_at(s, e))
 			continue;
-		if (s->ngone == s->capgone) {
-			size_t nc = s->capgone ? s->capgone * 2 : 64;
-			struct tlm__live *n = realloc(s->gone, nc * sizeof *n);
-			if (!n) {
-				p->error = ENOMEM;
-				return;
-			}
-			s->gone = n;
-			s->capgone = nc;
+		if (s->ngone == s->capgone && tlm__grow(&s->gone, &s->capgone, s->ngone + 1, sizeof *s->gone, 64)) {
+			p->error = ENOMEM;
+			return;
 		}
+
 		s->gone[s->ngone++] = *e;
 	}
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 /* ---- churn: completed allocations by (device, stack, size) -------------- */
 
@@ -49,16 +50,11 @@ void tlm__churn_add(struct tlm__churn *c, int device, uint32_t stack, uint64_t s
 		c->untracked++;
 		return;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		struct tlm__churn_ent *n = realloc(c->ent, cap * sizeof *n);
-		if (!n) {
-			c->untracked++;
-			return;
-		}
-		c->ent = n;
-		c->cap = cap;
+	if (c->n == c->cap && tlm__grow(&c->ent, &c->cap, c->n + 1, sizeof *c->ent, 256)) {
+		c->untracked++;
+		return;
 	}
+
 	c->ent[c->n] = (struct tlm__churn_ent){k, 1, t, t};
 	if (tlm__index_add(&c->idx, &k, (uint32_t)c->n)) {
 		c->untracked++;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 static const struct tlm__key *key_of(const void *ctx, uint32_t v)
 {
@@ -29,24 +30,9 @@ void tlm__stacks_fini(struct tlm__stacks *s)
 	memset(s, 0, sizeof *s);
 }
 
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 int tlm__stacks_add(struct tlm__stacks *s, uint32_t id, const uint64_t *ip, uint32_t depth)
 {
-	if (reserve((void **)&s->ip, &s->capip, s->nip + depth, sizeof *s->ip))
+	if (tlm__grow(&s->ip, &s->capip, s->nip + depth, sizeof *s->ip, 64))
 		return -1;
 	if (depth) /* a depth-0 stack may come with no array at all */
 		memcpy(s->ip + s->nip, ip, depth * sizeof *ip);
@@ -59,7 +45,7 @@ int tlm__stacks_add(struct tlm__stacks *s, uint32_t id, const uint64_t *ip, uint
 		s->nip += depth;
 		return 0;
 	}
-	if (reserve((void **)&s->ent, &s->cap, s->n + 1, sizeof *s->ent))
+	if (tlm__grow(&s->ent, &s->cap, s->n + 1, sizeof *s->ent, 64))
 		return -1;
 	s->ent[s->n] = (struct tlm__stack_ent){k, s->nip, depth};
 	if (tlm__index_add(&s->idx, &k, (uint32_t)s->n))

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "analysis/steps_internal.h"
+#include "common/grow.h"
 
 struct group {
 	const struct tlm_frame *fr;
@@ -212,13 +213,9 @@ int tlm__steps_activations(struct tlm_report *r, struct tlm_report_steps *st, co
 			while (k < ng && !same_fn(g[k].fr, fr))
 				k++;
 			if (k == ng) {
-				if (ng == cap) {
-					cap = cap ? cap * 2 : 16;
-					struct group *p = realloc(g, cap * sizeof *p);
-					if (!p)
-						goto out;
-					g = p;
-				}
+				if (ng == cap && tlm__grow(&g, &cap, ng + 1, sizeof *g, 16))
+					goto out;
+
 				g[ng] = (struct group){.fr = fr, .first_site = x->site, .first_t = x->t};
 				g[ng].a.stack_id = x->stack;
 				g[ng].a.frame = sf[x->site].cur;

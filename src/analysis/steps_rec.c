@@ -11,6 +11,7 @@
 
 #include "analysis/pass.h"
 #include "analysis/steps_internal.h"
+#include "common/grow.h"
 
 static int mkind_of(unsigned kind)
 {
@@ -70,17 +71,12 @@ void tlm__steps_alloc(struct tlm__steps_rec *s, struct tlm__live *e, const struc
 {
 	if (e->ns != TLM_NS_DEVVA && e->ns != TLM_NS_HOST && e->ns != TLM_NS_VMM_PHYS && e->ns != TLM_NS_BLOCK)
 		return; /* VMM reservations and mappings hold no bytes */
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4096;
-		struct tlm__srec *n = s->n < TLM__STEPS_MAX_RECS ? realloc(s->r, cap * sizeof *n) : NULL;
-		if (!n) {
-			s->full = true;
-			s->dropped++;
-			return;
-		}
-		s->r = n;
-		s->cap = cap;
+	if (s->n == s->cap && (s->n >= TLM__STEPS_MAX_RECS || tlm__grow(&s->r, &s->cap, s->n + 1, sizeof *s->r, 4096))) {
+		s->full = true;
+		s->dropped++;
+		return;
 	}
+
 	s->r[s->n] = (struct tlm__srec){
 		.t = ev->time_ns, .ft = UINT64_MAX, .ev = e->ev, .fev = UINT64_MAX, .size = ev->size,
 		.stack = ev->stack_id, .thread = ev->thread, .fthread = ev->thread, .device = ev->device,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/steps_score.h"
+#include "common/grow.h"
 
 static const struct tlm__key *site_key(const void *ctx, uint32_t v)
 {
@@ -22,14 +23,9 @@ int tlm__ss_intern(struct tlm__ssites *ss, struct tlm__srec *recs, size_t n)
 		struct tlm__key k = {(uint64_t)(int64_t)recs[i].device, recs[i].stack, 0};
 		uint32_t v = tlm__index_get(&ss->idx, &k);
 		if (v == UINT32_MAX) {
-			if (ss->n == ss->cap) {
-				size_t cap = ss->cap ? ss->cap * 2 : 256;
-				struct tlm__ssite *p = realloc(ss->s, cap * sizeof *p);
-				if (!p)
-					return -1;
-				ss->s = p;
-				ss->cap = cap;
-			}
+			if (ss->n == ss->cap && tlm__grow(&ss->s, &ss->cap, ss->n + 1, sizeof *ss->s, 256))
+				return -1;
+
 			v = (uint32_t)ss->n;
 			ss->s[v] = (struct tlm__ssite){k, 0, i, i, 0, recs[i].thread, 0, 0, UINT64_MAX, 0};
 			if (tlm__index_add(&ss->idx, &k, v))

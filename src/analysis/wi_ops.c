@@ -8,6 +8,7 @@
 
 #include "analysis/pass.h"
 #include "analysis/wi_ops.h"
+#include "common/grow.h"
 
 /* Ops read, all devices together, those dropped before a device's first
  * block op included (24 bytes each kept: at most 384 MiB). Past it the
@@ -89,15 +90,10 @@ static int first_op(void *ctx, const struct wi_facts *f)
 
 static int keep(struct coll *c, struct wi_dev *d, const struct wi_fc_op *x)
 {
-	if (d->nop == d->capop) {
-		size_t n = d->capop ? d->capop * 2 : 1024;
-		struct wi_fc_op *p = realloc(d->op, n * sizeof *p);
-		if (!p)
-			return c->nomem = true, -1;
-		d->op = p;
-		d->capop = n;
-	}
+	if (d->nop == d->capop && tlm__grow(&d->op, &d->capop, d->nop + 1, sizeof *d->op, 1024))
+		return c->nomem = true, -1;
 	d->op[d->nop++] = *x;
+
 	return 0;
 }
 

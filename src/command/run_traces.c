@@ -19,6 +19,7 @@
 #include "common/input.h"
 #include "render/render.h"
 #include "analysis/report.h"
+#include "common/grow.h"
 
 int tlm_cmd_report(int argc, char **argv);
 void tlm__run_job_report(char **paths, size_t n); /* cmd_report_job.c */
@@ -69,13 +70,9 @@ void tlm_run_report(const char *manifest, const char *cmd, int pid, int print_su
 		if (fd < 0)
 			continue;
 		close(fd);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			char **np = realloc(paths, cap * sizeof *np);
-			if (!np)
-				break;
-			paths = np;
-		}
+		if (n == cap && tlm__grow(&paths, &cap, n + 1, sizeof *paths, 8))
+			break;
+
 		if (!(paths[n] = strdup(line)))
 			break;
 		n++;

@@ -18,6 +18,7 @@
 #include "job_devmem.h"
 #include "job_owners.h"
 #include "analysis/report.h"
+#include "common/grow.h"
 
 struct paths {
 	char **v;
@@ -26,14 +27,9 @@ struct paths {
 
 static int push(struct paths *p, const char *s)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		char **nv = realloc(p->v, cap * sizeof *nv);
-		if (!nv)
-			return -1;
-		p->v = nv;
-		p->cap = cap;
-	}
+	if (p->n == p->cap && tlm__grow(&p->v, &p->cap, p->n + 1, sizeof *p->v, 64))
+		return -1;
+
 	if (!(p->v[p->n] = strdup(s)))
 		return -1;
 	p->n++;

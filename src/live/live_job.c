@@ -13,6 +13,7 @@
 
 #include "common/input.h"
 #include "live_int.h"
+#include "common/grow.h"
 
 #define SCAN_NS 1000000000ull /* a directory or manifest is looked at once a second */
 
@@ -37,14 +38,9 @@ static void add(struct tlm_live_job *j, const char *path)
 {
 	if (known(j, path))
 		return;
-	if (j->n == j->cap) {
-		size_t cap = j->cap ? j->cap * 2 : 8;
-		struct tlm_live **nv = realloc(j->v, cap * sizeof *nv);
-		if (!nv)
-			return; /* without memory: not followed, tried again at the next scan */
-		j->v = nv;
-		j->cap = cap;
-	}
+	if (j->n == j->cap && tlm__grow(&j->v, &j->cap, j->n + 1, sizeof *j->v, 8))
+		return; /* without memory: not followed, tried again at the next scan */
+
 	struct tlm_live *l = tlm_live_open(path);
 	if (l)
 		j->v[j->n++] = l;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "symbolize/sym_cache.h"
+#include "common/grow.h"
 
 struct entry {
 	uint64_t ip;
@@ -88,16 +89,9 @@ int tlm__symcache_put(struct tlm__symcache *c, uint64_t ip, const struct tlm_fra
 		return -1;
 	if ((c->count + 1) * 2 > c->nslots && grow_tab(c) < 0)
 		return -1;
-	if (c->nframes + n > c->capframes) {
-		size_t cap = c->capframes ? c->capframes * 2 : 4096;
-		while (cap < c->nframes + n)
-			cap *= 2;
-		struct tlm_frame *nf = realloc(c->frames, cap * sizeof *nf);
-		if (!nf)
-			return -1;
-		c->frames = nf;
-		c->capframes = cap;
-	}
+	if (c->nframes + n > c->capframes && tlm__grow(&c->frames, &c->capframes, c->nframes + n, sizeof *c->frames, 4096))
+		return -1;
+
 	memcpy(&c->frames[c->nframes], f, n * sizeof *f);
 	size_t mask = c->nslots - 1, i = slot_of(ip, mask);
 	while (c->tab[i].n && c->tab[i].ip != ip)

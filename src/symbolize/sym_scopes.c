@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "symbolize/sym_scopes.h"
+#include "common/grow.h"
 
 struct fn {
 	Dwarf_Addr lo, hi; /* [lo, hi) */
@@ -60,16 +61,11 @@ struct vec {
 
 static void push(struct vec *v, Dwarf_Addr lo, Dwarf_Addr hi, const Dwarf_Die *die)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		struct fn *nv = realloc(v->v, cap * sizeof *nv);
-		if (!nv) {
-			v->oom = true;
-			return;
-		}
-		v->v = nv;
-		v->cap = cap;
+	if (v->n == v->cap && tlm__grow(&v->v, &v->cap, v->n + 1, sizeof *v->v, 64)) {
+		v->oom = true;
+		return;
 	}
+
 	v->v[v->n++] = (struct fn){.lo = lo, .hi = hi, .die = *die};
 }
 

@@ -16,6 +16,7 @@
 #include "symbolize/sym_object.h"
 #include "symbolize/sym_strtab.h"
 #include "symbolize/symbols.h"
+#include "common/grow.h"
 
 /* Deeper inline chains than this are cut (innermost kept). */
 #define MAX_INLINE 32
@@ -85,14 +86,8 @@ void tlm_sym_module(struct tlm_symbolizer *s, const struct tlm_rec_module *m)
 {
 	if (!s || !m)
 		return;
-	if (s->nmods == s->capmods) {
-		size_t cap = s->capmods ? s->capmods * 2 : 64;
-		struct mod *nm = realloc(s->mods, cap * sizeof *nm);
-		if (!nm)
-			return; /* its addresses will resolve to no module */
-		s->mods = nm;
-		s->capmods = cap;
-	}
+	if (s->nmods == s->capmods && tlm__grow(&s->mods, &s->capmods, s->nmods + 1, sizeof *s->mods, 64))
+		return; /* its addresses will resolve to no module */
 	const char *path = tlm__strtab_intern(s->strs, m->path, strnlen(m->path, sizeof m->path));
 	if (!path)
 		return;
@@ -175,14 +170,9 @@ static struct tlm__symobj *open_file(struct tlm_symbolizer *s, const char *path)
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (s->files[i].path == path)
 			return s->files[i].obj;
-	if (s->nfiles == s->capfiles) {
-		size_t cap = s->capfiles ? s->capfiles * 2 : 16;
-		struct file *nf = realloc(s->files, cap * sizeof *nf);
-		if (!nf)
-			return NULL;
-		s->files = nf;
-		s->capfiles = cap;
-	}
+	if (s->nfiles == s->capfiles && tlm__grow(&s->files, &s->capfiles, s->nfiles + 1, sizeof *s->files, 16))
+		return NULL;
+
 	struct tlm__symobj *o = tlm__symobj_open(path);
 	s->files[s->nfiles++] = (struct file){.path = path, .obj = o};
 	return o;

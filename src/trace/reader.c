@@ -22,6 +22,7 @@
 #include "common/input.h"
 #include "header.h"
 #include "rd.h"
+#include "common/grow.h"
 
 #define WINDOW_MIN (256u << 10) /* initial read window: large sequential reads */
 /* Raw bytes a compressed chunk may declare per byte on disk. tlm's own traces
@@ -113,14 +114,9 @@ static void add_error(struct tlm_reader *r, uint64_t off, const char *fmt, ...)
 			 (unsigned long long)r->nerr_dropped + 1);
 		return;
 	}
-	if (r->nerr == r->errcap) {
-		size_t ncap = r->errcap ? r->errcap * 2 : 8;
-		struct tlm_integrity_error *ne = realloc(r->errs, ncap * sizeof *ne);
-		if (!ne)
-			return;
-		r->errs = ne;
-		r->errcap = ncap;
-	}
+	if (r->nerr == r->errcap && tlm__grow(&r->errs, &r->errcap, r->nerr + 1, sizeof *r->errs, 8))
+		return;
+
 	struct tlm_integrity_error *e = &r->errs[r->nerr++];
 	va_list ap;
 	va_start(ap, fmt);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "whatif/model_int.h"
+#include "common/grow.h"
 
 static int cmp(const struct wi_set *s, const struct wi_block *a, uint64_t stream, uint64_t size, uint32_t reg,
 	       uint64_t ptr)
@@ -44,14 +45,9 @@ size_t tlm__wi_lower(const struct wi_set *s, uint64_t stream, uint64_t size, uin
 
 int tlm__wi_insert(struct wi_set *s, struct wi_block *b)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct wi_block **v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (s->n == s->cap && tlm__grow(&s->v, &s->cap, s->n + 1, sizeof *s->v, 64))
+		return -1;
+
 	size_t i = lower(s, b->stream, b->size, b->reg, b->ptr);
 	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof *s->v);
 	s->v[i] = b;

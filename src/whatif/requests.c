@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "whatif/replay_int.h"
+#include "common/grow.h"
 
 #define MAX_SIZES 65536 /* distinct sizes kept: a hostile trace cannot grow this */
 
@@ -95,14 +96,9 @@ void tlm__wi_sizes_seen(struct wi_sizes *s, uint64_t size, uint32_t stack)
 	}
 	if (s->n == MAX_SIZES)
 		return;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		struct wi_size_seen *v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return; /* a guess less: the block size stands */
-		s->v = v;
-		s->cap = cap;
-	}
+	if (s->n == s->cap && tlm__grow(&s->v, &s->cap, s->n + 1, sizeof *s->v, 256))
+		return; /* a guess less: the block size stands */
+
 	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof *s->v);
 	s->v[i] = (struct wi_size_seen){size, 1};
 	s->n++;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "whatif/replay_int.h"
+#include "common/grow.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -162,16 +163,11 @@ static int early(struct tlm_wi_stream *s, struct sdev *d, const struct wi_op *o)
 		snprintf(s->err, sizeof s->err, "more than %u allocations of other code live at once", WI_MAX_LIVE);
 		return -1;
 	}
-	if (d->nearly == d->capearly) {
-		size_t c = d->capearly ? d->capearly * 2 : 16;
-		struct wi_op *p = realloc(d->early, c * sizeof *p);
-		if (!p) {
-			snprintf(s->err, sizeof s->err, "out of memory");
-			return -1;
-		}
-		d->early = p;
-		d->capearly = c;
+	if (d->nearly == d->capearly && tlm__grow(&d->early, &d->capearly, d->nearly + 1, sizeof *d->early, 16)) {
+		snprintf(s->err, sizeof s->err, "out of memory");
+		return -1;
 	}
+
 	if (!d->early_dup && tlm__wi_table_get(&d->early_at, o->addr))
 		d->early_dup = true;
 	else if (!d->early_dup && tlm__wi_table_put(&d->early_at, o->addr, d->nearly + 1)) {

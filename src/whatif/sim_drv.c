@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "whatif/replay_int.h"
+#include "common/grow.h"
 
 static uint64_t pages_of(uint64_t size)
 {
@@ -27,13 +28,8 @@ static int queue_push(struct wi_devev **v, size_t *head, size_t *n, size_t *cap,
 		if (*head && *n <= *cap / 2) {
 			memmove(*v, *v + *head, *n * sizeof **v);
 			*head = 0;
-		} else {
-			size_t c = *cap ? *cap * 2 : 256;
-			struct wi_devev *p = realloc(*v, c * sizeof *p);
-			if (!p)
-				return -1;
-			*v = p;
-			*cap = c;
+		} else if (tlm__grow(v, cap, *cap + 1, sizeof **v, 256)) {
+			return -1;
 		}
 	}
 	(*v)[*head + (*n)++] = *e;
@@ -113,14 +109,9 @@ static void hint_grow(struct wi_sim *s)
 
 static int va_insert(struct wi_sim *s, uint64_t start, uint64_t len)
 {
-	if (s->nlive == s->caplive) {
-		size_t c = s->caplive ? s->caplive * 2 : 64;
-		struct wi_range *p = realloc(s->live, c * sizeof *p);
-		if (!p)
-			return -1;
-		s->live = p;
-		s->caplive = c;
-	}
+	if (s->nlive == s->caplive && tlm__grow(&s->live, &s->caplive, s->nlive + 1, sizeof *s->live, 64))
+		return -1;
+
 	size_t i = first_from(s, start);
 	memmove(&s->live[i + 1], &s->live[i], (s->nlive - i) * sizeof *s->live);
 	s->live[i] = (struct wi_range){start, start + len};

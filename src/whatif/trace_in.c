@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "whatif/replay_int.h"
+#include "common/grow.h"
 
 #define WINDOW_MAX 4096  /* driver events without a block op in between: classed then */
 #define RANGES_MAX 4096  /* reserved ranges live at once */
@@ -126,15 +127,9 @@ static size_t item_new(struct wi_feed *r, uint8_t kind, uint64_t key, uint64_t s
 			limit(r, "more than 1048576 driver allocations live at once");
 			return SIZE_MAX;
 		}
-		if (r->nit == r->capit) {
-			size_t c = r->capit ? r->capit * 2 : 256;
-			struct item *p = realloc(r->it, c * sizeof *p);
-			if (!p) {
-				r->nomem = true;
-				return SIZE_MAX;
-			}
-			r->it = p;
-			r->capit = c;
+		if (r->nit == r->capit && tlm__grow(&r->it, &r->capit, r->nit + 1, sizeof *r->it, 256)) {
+			r->nomem = true;
+			return SIZE_MAX;
 		}
 		r->nit++;
 	}
@@ -196,15 +191,9 @@ static void note_thread(struct wi_feed *r, uint32_t thread, int device)
 
 static int push_win(struct wi_feed *r, struct fdev *d, const struct pend *p)
 {
-	if (d->nwin == d->capwin) {
-		size_t c = d->capwin ? d->capwin * 2 : 64;
-		struct pend *w = realloc(d->win, c * sizeof *w);
-		if (!w) {
-			r->nomem = true;
-			return -1;
-		}
-		d->win = w;
-		d->capwin = c;
+	if (d->nwin == d->capwin && tlm__grow(&d->win, &d->capwin, d->nwin + 1, sizeof *d->win, 64)) {
+		r->nomem = true;
+		return -1;
 	}
 	d->win[d->nwin++] = *p;
 	if (p->item != SIZE_MAX && r->it[p->item].dev < 0)
@@ -218,16 +207,11 @@ static int push_held(struct wi_feed *r, struct fdev *d, uint8_t what, uint64_t a
 		if (d->hhead) {
 			memmove(d->held, d->held + d->hhead, d->nheld * sizeof *d->held);
 			d->hhead = 0;
-		} else {
-			size_t c = d->capheld ? d->capheld * 2 : 64;
-			struct held *h = realloc(d->held, c * sizeof *h);
-			if (!h) {
-				r->nomem = true;
-				return -1;
-			}
-			d->held = h;
-			d->capheld = c;
+		} else if (tlm__grow(&d->held, &d->capheld, d->capheld + 1, sizeof *d->held, 64)) {
+			r->nomem = true;
+			return -1;
 		}
+
 	}
 	d->held[d->hhead + d->nheld++] = (struct held){{d->nop, addr, size, what}, item};
 	if (item != SIZE_MAX)
