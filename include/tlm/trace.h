@@ -185,8 +185,11 @@ struct tlm_tw; /* opaque */
 typedef int (*tlm_tw_sink)(void *ctx, const void *buf, size_t len);
 
 /* Opens a writer that frames chunks of at most chunk_bytes of payload and
- * writes the header at once. compress: 1 = zstd-compressed chunks. Returns
- * NULL on allocation failure. */
+ * writes the header at once. compress: 0 = raw chunks, 1 = every chunk
+ * zstd-compressed (a payload that does not shrink stays raw), TLM_TW_ZSTD_PAYS
+ * = only while it pays: a chunk that shrinks by less than half stores the
+ * next 15 raw, then zstd is tried again. Returns NULL on allocation failure. */
+#define TLM_TW_ZSTD_PAYS 2
 struct tlm_tw *tlm_tw_open(const struct tlm_trace_header *h, tlm_tw_sink sink, void *ctx,
 			   size_t chunk_bytes, int compress, int *err);
 /* Each appends one record; a full chunk is flushed through the sink first.

@@ -11,6 +11,7 @@
 #ifndef TLM_TRACE_TW_H
 #define TLM_TRACE_TW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,8 @@ struct tlm_tw {
 	uint8_t *chunk;           /* TLM__CHUNK_HDR + cap payload bytes */
 	uint8_t *zbuf;            /* TLM__CHUNK_HDR + ZSTD_compressBound(cap) */
 	size_t zcap;
+	bool zpays;               /* TLM_TW_ZSTD_PAYS */
+	uint32_t zskip;           /* chunks left to store raw before zstd is tried again */
 	size_t chunk_bytes;       /* flush threshold */
 	size_t cap;               /* payload capacity: max(chunk_bytes, TLM__REC_MAX) */
 	size_t used;              /* payload bytes pending */

@@ -92,7 +92,7 @@ int tlm__wf_open(uint64_t start_realtime_ns, uint64_t start_monotonic_ns)
 	tlm__wf.failed = false;
 	tlm__wf.next_seq = 0;
 	int err = 0;
-	tlm__wf.tw = tlm_tw_open(&h, sink, NULL, 64 * 1024, tlm__cfg.compress, &err);
+	tlm__wf.tw = tlm_tw_open(&h, sink, NULL, 64 * 1024, tlm__cfg.compress ? TLM_TW_ZSTD_PAYS : 0, &err);
 	if (!tlm__wf.tw) {
 		tlm__log("cannot start the trace %s: %s; recording is off", tlm__wf.path, strerror(err ? -err : ENOMEM));
 		close(fd);
