@@ -206,9 +206,11 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	 * allocator's OOM leaves it 0, no CUDA call here; the report takes it
 	 * from the driver failures folded into this OOM */
 	bool failed = result != 0 && op == TLM_OP_ALLOC;
-	/* a block free's stack is never read (the report keeps the allocation's),
-	 * and unwinding through libtorch is most of an event's cost */
-	if (!(op == TLM_OP_FREE ? tlm__rec_begin_nostack(&rc) : tlm__rec_begin(&rc, failed)))
+	/* a block free carries its Python frames (the line that let the tensor
+	 * go, as PyTorch's snapshot has them), not a native unwind: the report
+	 * keeps the allocation's, and unwinding a destructor path through
+	 * libtorch would be most of an event's cost */
+	if (!(op == TLM_OP_FREE ? tlm__rec_begin_pyonly(&rc) : tlm__rec_begin(&rc, failed)))
 		return;
 	if (failed) {
 		struct tlm__slot *x = &rc.ring->slots[(rc.head - 1) & rc.ring->mask];

@@ -105,21 +105,24 @@ static void count_lost(struct tlm__ring *r)
 		atomic_fetch_add_explicit(&tlm__lost_noring, 1, memory_order_relaxed);
 }
 
-static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks);
+enum { ST_NONE, ST_PYTHON, ST_ALL };
+static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks);
 
 bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 {
-	return rec_begin(rc, ext, true);
+	return rec_begin(rc, ext, ST_ALL);
 }
 
-/* An event whose stack nobody reads (an allocator's block free: the report
- * keeps the allocation's): no unwind, the costliest part of an event. */
-bool tlm__rec_begin_nostack(struct tlm__rec *rc)
+/* An allocator's block free: its Python frames (the line that dropped the
+ * tensor, as PyTorch's snapshot has), no native unwind: the report keeps
+ * the allocation's native stack, and a free's destructor path through
+ * libtorch is deep and varied, the costliest part an event could have. */
+bool tlm__rec_begin_pyonly(struct tlm__rec *rc)
 {
-	return rec_begin(rc, false, false);
+	return rec_begin(rc, false, ST_PYTHON);
 }
 
-static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
+static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 {
 	bool adopted = false;
 	struct tlm__ring *r = tlm__ring_self(&adopted);
@@ -139,8 +142,9 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, bool stacks)
 	bool fresh = false;
 	uint32_t pyid = 0, pyslots = 0;
 	bool pyfresh = false;
-	if (stacks && tlm__cfg.stack_depth) {
-		sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
+	if (stacks != ST_NONE && tlm__cfg.stack_depth) {
+		if (stacks == ST_ALL)
+			sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
 		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
 	}
 	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0) + (pyfresh ? pyslots : 0);

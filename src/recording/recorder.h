@@ -30,7 +30,8 @@ struct tlm__rec {
 /* false when the event is not recorded (drop mode and a full ring, or out of
  * memory for a ring): it is counted as lost. */
 bool tlm__rec_begin(struct tlm__rec *r, bool ext) TLM_HIDDEN;
-bool tlm__rec_begin_nostack(struct tlm__rec *r) TLM_HIDDEN; /* the same, stack id 0 */
+/* the same with the Python frames only (native stack id 0; 0 off a Python thread) */
+bool tlm__rec_begin_pyonly(struct tlm__rec *r) TLM_HIDDEN;
 void tlm__rec_commit(struct tlm__rec *r) TLM_HIDDEN;
 
 /* what a hook knows about one call */

@@ -13,7 +13,8 @@
  * with one caller address, as a training step's few hundred blocks do, all
  * under OUTER common frames (default 24: the interpreter's and the
  * framework's frames outside every PyTorch op are about that many); each
- * block is freed right away from main (a free carries no stack). Under
+ * block is freed right away from main (a free asks for Python frames only:
+ * none here, a native program). Under
  * libtlm.so the symbol is tlm's (the preload wins), without it there is no
  * such symbol and a no-op stands in, so plain runs cost the same loop.
  */

@@ -5,7 +5,9 @@
  * Contract: tlm__py_get() reads the interpreter's frame chain of the calling
  * thread directly (no interpreter call, no GIL, no allocation once the
  * thread's cache exists) and interns (native stack id, Python frames) into a
- * per-thread "merged stack" id, TLM__PY_ID_BIT set. When the id is new,
+ * per-thread "merged stack" id, TLM__PY_ID_BIT set (native id 0: Python
+ * frames alone, as a block free's). Consecutive captures from one chain share
+ * the walk's lookups and, when equal at every hop, the id. When the id is new,
  * *def_slots ring slots are needed and tlm__py_write_def() writes the
  * definition (TLM__SLOT_PYSTACK + payload) there. Strings are copied out of
  * the interpreter once per code object; no object pointer is kept beyond a

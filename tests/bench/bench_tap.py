@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: MIT
+# The torch tap's path with Python stacks (a benchmark and icount.sh's
+# "tap_python" workload, not a test):
+#   [LD_PRELOAD=build/src/recording/libtlm.so TLM_SUMMARY=0 TLM_OUTPUT=/tmp/b.trace] \
+#   python3 tests/bench/bench_tap.py [PATHS] [DEPTH] [ITERATIONS] [BLOCKS]
+# As PyTorch's caching allocator drives c10::reportMemoryUsageToProfiler
+# (tests/bench/bench_tap.c, here from Python): each iteration enters one of
+# PATHS distinct functions (their own code objects), DEPTH calls deeper
+# (default 10), where one line allocates BLOCKS blocks (default 2: an op's
+# output and a temporary) and the next line frees them, each block an
+# allocation and a free through the tap, so both carry Python frames (a
+# free: its Python frames only). Under libtlm.so the symbol is tlm's (the
+# preload wins, found with dlsym(RTLD_DEFAULT)); without it libc's abs, a
+# call of the same shape that does nothing, stands in, so plain runs cost
+# the same loop. Prints wall and CPU ns per iteration (best of 3).
+import ctypes
+import sys
+import time
+
+TAP = "_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE"
+npaths = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+depth = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+iters = int(sys.argv[3]) if len(sys.argv) > 3 else 50000
+nblocks = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+
+lib = ctypes.CDLL(None)
+try:
+    tap = getattr(lib, TAP)
+except AttributeError:
+    tap = lib.abs
+tap.restype = None
+tap.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_uint64]
+DEV = 1  # c10::Device {CUDA, 0} in a register
+base = 0x7f0000000000
+blocks = [base + 512 * k for k in range(nblocks)]
+state = [0]
+
+
+def alloc_all():
+    for b in blocks:
+        state[0] += 512
+        tap(b, 512, state[0], 1 << 30, DEV)
+
+
+def free_all():
+    for b in blocks:
+        state[0] -= 512
+        tap(b, -512, state[0], 1 << 30, DEV)
+
+
+def op():
+    alloc_all()
+    free_all()
+
+
+def nest(k):
+    if k > 0:
+        nest(k - 1)
+    else:
+        op()
+
+
+src = "".join("def path_%d(d):\n    nest(d)\n" % i for i in range(npaths))
+ns = {"nest": nest}
+exec(compile(src, "paths.py", "exec"), ns)
+paths = [ns["path_%d" % i] for i in range(npaths)]
+
+
+def run(n):
+    t, c = time.perf_counter_ns(), time.process_time_ns()
+    for i in range(n):
+        paths[i % npaths](depth)
+    return (time.perf_counter_ns() - t) / n, (time.process_time_ns() - c) / n
+
+
+run(1000)  # warm: caches filled
+best = min(run(iters) for _ in range(3))
+print("%.0f %.0f" % best)
