@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_args.c - argument parsing the subcommands share (cmds.h).
+ * cmd_args.c - argument parsing the subcommands share (cmds.h): byte
+ * counts, thread counts, the usage error, and the option table's parser.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -64,4 +65,62 @@ int tlm__usage_error(const char *cmd, const char *usage, const char *fmt, const 
 	fputc('\n', stderr);
 	fputs(usage, stderr);
 	return TLM_EXIT_USAGE;
+}
+
+void tlm__args_init(struct tlm__args *a, const char *cmd, const char *usage, const struct tlm__opt *opt, size_t nopt,
+		    bool dashdash, int argc, char **argv)
+{
+	*a = (struct tlm__args){.cmd = cmd, .usage = usage, .opt = opt, .nopt = nopt, .dashdash = dashdash,
+				.argc = argc, .i = 0, .argv = argv};
+}
+
+/* s is spelling, or spelling=VALUE where that is allowed: the length of
+ * spelling when it matches, else 0. */
+static size_t matches(const char *s, const char *spelling, bool eq)
+{
+	size_t n = strlen(spelling);
+	if (strncmp(s, spelling, n) || (s[n] && (s[n] != '=' || !eq)))
+		return 0;
+	return n;
+}
+
+int tlm__args_next(struct tlm__args *a)
+{
+	if (++a->i >= a->argc)
+		return TLM__ARG_END;
+	char *s = a->argv[a->i];
+	a->name = s; /* until it is found to be an option */
+	a->value = s;
+	if (a->ended || s[0] != '-' || !s[1])
+		return TLM__ARG_POSITIONAL;
+	if (a->dashdash && !strcmp(s, "--")) {
+		a->ended = true;
+		return tlm__args_next(a);
+	}
+	for (size_t k = 0; k < a->nopt; k++) {
+		const struct tlm__opt *o = &a->opt[k];
+		const char *spell[2] = {o->name, o->alias};
+		for (int j = 0; j < 2; j++) {
+			/* only a long form takes "=VALUE": "-f=json" stays unknown */
+			bool eq = (o->flags & TLM__OPT_EQ) && spell[j] && !strncmp(spell[j], "--", 2);
+			size_t n = spell[j] ? matches(s, spell[j], eq) : 0;
+			if (!n)
+				continue;
+			a->name = spell[j];
+			if (!(o->flags & TLM__OPT_VALUE))
+				return o->id;
+			if (s[n] == '=') {
+				a->value = s + n + 1;
+				return o->id;
+			}
+			if (a->i + 1 >= a->argc) {
+				tlm__usage_error(a->cmd, a->usage, o->missing ? o->missing : "%s needs a value", spell[j]);
+				return TLM__ARG_ERROR;
+			}
+			a->value = a->argv[++a->i];
+			return o->id;
+		}
+	}
+	tlm__usage_error(a->cmd, a->usage, "unknown option '%s'", s);
+	return TLM__ARG_ERROR;
 }

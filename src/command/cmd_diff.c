@@ -61,98 +61,68 @@ static int usage_error(const char *fmt, const char *arg)
 	return tlm__usage_error("diff", USAGE, fmt, arg);
 }
 
+enum { O_BASE, O_NEW, O_THREADS, O_FORMAT, O_OUTPUT, O_GROWTH, O_PEAK_GROWTH, O_HELP };
 
-/* "--NAME BYTES" or "--NAME=BYTES" at argv[*i]: true if it is that option;
- * *i becomes -1 after a usage error (already printed). */
-static bool gate_option(const char *name, int argc, char **argv, int *i, bool *on, uint64_t *bytes)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
-		return false;
-	const char *v = a[n] == '=' ? a + n + 1 : (++*i < argc ? argv[*i] : NULL);
-	if (!v) {
-		usage_error("%s needs a number of bytes", name);
-		*i = -1;
-	} else if (tlm__parse_bytes(v, bytes)) {
-		tlm_text_line(stderr, "tlm diff: %s: bad size '%s' (bytes, or with K, M, G)\n", name, v);
-		fputs(USAGE, stderr);
-		*i = -1;
-	} else {
-		*on = true;
-	}
-	return true;
-}
-
-/* "--base IN", "--old IN", "--new IN" (or with '='): appends IN to its
- * side; 1 when it was one, 0 when not, -1 after a usage error (printed). */
-static int side_option(int argc, char **argv, int *i, char **side[2], size_t nside[2])
-{
-	static const char *const names[] = {"--base", "--old", "--new"};
-	const char *a = argv[*i];
-	for (int k = 0; k < 3; k++) {
-		size_t n = strlen(names[k]);
-		if (strncmp(a, names[k], n) || (a[n] && a[n] != '='))
-			continue;
-		char *v = a[n] == '=' ? argv[*i] + n + 1 : (++*i < argc ? argv[*i] : NULL);
-		if (!v || !*v) {
-			usage_error("%s needs an input", names[k]);
-			return -1;
-		}
-		side[k / 2][nside[k / 2]++] = v;
-		return 1;
-	}
-	return 0;
-}
+static const struct tlm__opt options[] = {
+	{O_BASE, "--base", "--old", TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs an input"},
+	{O_NEW, "--new", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs an input"},
+	{O_THREADS, "--threads", NULL, TLM__OPT_VALUE, "%s needs a number of threads, 1 to 256"},
+	{O_FORMAT, "--format", "-f", TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs a value (text or json)"},
+	{O_OUTPUT, "--output", "-o", TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs a file name"},
+	{O_GROWTH, "--fail-on-growth", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs a number of bytes"},
+	{O_PEAK_GROWTH, "--fail-on-peak-growth", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs a number of bytes"},
+	{O_HELP, "--help", "-h", 0, NULL},
+};
 
 int tlm_cmd_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL}, *out = NULL, *format = "text";
-	bool gate = false, peak_gate = false, dashdash = false;
+	bool gate = false, peak_gate = false;
 	uint64_t gate_bytes = 0, peak_gate_bytes = 0;
 	int npaths = 0;
 	unsigned threads = 0;
 	char *base_in[argc > 0 ? argc : 1], *new_in[argc > 0 ? argc : 1];
 	char **side_in[2] = {base_in, new_in};
 	size_t nside[2] = {0, 0};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int so = dashdash ? 0 : side_option(argc, argv, &i, side_in, nside);
-		if (so < 0) {
+	struct tlm__args args;
+	tlm__args_init(&args, "diff", USAGE, options, sizeof options / sizeof *options, true, argc, argv);
+	for (int id; (id = tlm__args_next(&args)) != TLM__ARG_END;) {
+		char *v = args.value;
+		switch (id) {
+		case TLM__ARG_ERROR:
 			return TLM_EXIT_USAGE;
-		} else if (so) {
-			continue;
-		} else if (!dashdash && !strcmp(a, "--threads")) {
-			if (tlm__parse_threads(++i < argc ? argv[i] : NULL, &threads))
-				return usage_error("%s needs a number of threads, 1 to 256", a);
-		} else if (!dashdash && !strcmp(a, "--")) {
-			dashdash = true;
-		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {
-			if (++i >= argc)
-				return usage_error("%s needs a value (text or json)", a);
-			format = argv[i];
-		} else if (!dashdash && !strncmp(a, "--format=", 9)) {
-			format = a + 9;
-		} else if (!dashdash && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
-			if (++i >= argc)
-				return usage_error("%s needs a file name", a);
-			out = argv[i];
-		} else if (!dashdash && !strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!dashdash && (gate_option("--fail-on-growth", argc, argv, &i, &gate, &gate_bytes) ||
-					 gate_option("--fail-on-peak-growth", argc, argv, &i, &peak_gate,
-						     &peak_gate_bytes))) {
-			if (i < 0)
+		case O_BASE:
+		case O_NEW:
+			if (!*v)
+				return usage_error("%s needs an input", args.name);
+			side_in[id == O_NEW][nside[id == O_NEW]++] = v;
+			break;
+		case O_THREADS:
+			if (tlm__parse_threads(v, &threads))
+				return usage_error("%s needs a number of threads, 1 to 256", args.name);
+			break;
+		case O_FORMAT:
+			format = v;
+			break;
+		case O_OUTPUT:
+			out = v;
+			break;
+		case O_GROWTH:
+		case O_PEAK_GROWTH:
+			if (tlm__parse_bytes(v, id == O_GROWTH ? &gate_bytes : &peak_gate_bytes)) {
+				tlm_text_line(stderr, "tlm diff: %s: bad size '%s' (bytes, or with K, M, G)\n", args.name, v);
+				fputs(USAGE, stderr);
 				return TLM_EXIT_USAGE;
-		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			}
+			*(id == O_GROWTH ? &gate : &peak_gate) = true;
+			break;
+		case O_HELP:
 			fputs(help, stdout);
 			return TLM_EXIT_OK;
-		} else if (!dashdash && a[0] == '-' && a[1]) {
-			return usage_error("unknown option '%s'", a);
-		} else if (npaths < 2) {
-			paths[npaths++] = a;
-		} else {
-			return usage_error("too many arguments ('%s')", a);
+		default: /* TLM__ARG_POSITIONAL */
+			if (npaths == 2)
+				return usage_error("too many arguments ('%s')", v);
+			paths[npaths++] = v;
 		}
 	}
 	if (strcmp(format, "text") && strcmp(format, "json"))

@@ -73,51 +73,60 @@ static int usage_close(int fd, const char *fmt, const char *arg)
 	return usage_error(fmt, arg);
 }
 
+enum { O_FORMAT, O_METRIC, O_OUTPUT, O_SUMMARY, O_JOB, O_THREADS, O_FULL_STACKS, O_HELP };
+
+static const struct tlm__opt options[] = {
+	{O_FORMAT, "--format", "-f", TLM__OPT_VALUE | TLM__OPT_EQ,
+	 "%s needs a value (text, json, html, chrome, collapsed or torch-snapshot)"},
+	{O_METRIC, "--metric", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs a value (live or peak)"},
+	{O_OUTPUT, "--output", "-o", TLM__OPT_VALUE | TLM__OPT_EQ, "%s needs a file name"},
+	{O_SUMMARY, "--summary", NULL, 0, NULL},
+	{O_JOB, "--job", NULL, 0, NULL},
+	{O_THREADS, "--threads", NULL, TLM__OPT_VALUE, "%s needs a number of threads, 1 to 256"},
+	{O_FULL_STACKS, "--full-stacks", NULL, 0, NULL},
+	{O_HELP, "--help", "-h", 0, NULL},
+};
+
 int tlm_cmd_report(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *format = "text", *metric = NULL;
-	bool summary = false, dashdash = false, full_stacks = false, job = false;
+	bool summary = false, full_stacks = false, job = false;
 	unsigned threads = 0;
 	size_t ninputs = 0; /* the positional arguments, moved to argv's front */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!dashdash && !strcmp(a, "--")) {
-			dashdash = true;
-		} else if (!dashdash && (!strcmp(a, "--format") || !strcmp(a, "-f"))) {
-			if (++i >= argc)
-				return usage_error("%s needs a value (text, json, html, chrome, collapsed or torch-snapshot)", a);
-			format = argv[i];
-		} else if (!dashdash && !strncmp(a, "--format=", 9)) {
-			format = a + 9;
-		} else if (!dashdash && !strcmp(a, "--metric")) {
-			if (++i >= argc)
-				return usage_error("%s needs a value (live or peak)", a);
-			metric = argv[i];
-		} else if (!dashdash && !strncmp(a, "--metric=", 9)) {
-			metric = a + 9;
-		} else if (!dashdash && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
-			if (++i >= argc)
-				return usage_error("%s needs a file name", a);
-			out = argv[i];
-		} else if (!dashdash && !strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!dashdash && !strcmp(a, "--summary")) {
+	struct tlm__args args;
+	tlm__args_init(&args, "report", USAGE, options, sizeof options / sizeof *options, true, argc, argv);
+	for (int id; (id = tlm__args_next(&args)) != TLM__ARG_END;) {
+		switch (id) {
+		case TLM__ARG_ERROR:
+			return TLM_EXIT_USAGE;
+		case O_FORMAT:
+			format = args.value;
+			break;
+		case O_METRIC:
+			metric = args.value;
+			break;
+		case O_OUTPUT:
+			out = args.value;
+			break;
+		case O_SUMMARY:
 			summary = true;
-		} else if (!dashdash && !strcmp(a, "--job")) {
+			break;
+		case O_JOB:
 			job = true;
-		} else if (!dashdash && !strcmp(a, "--threads")) {
-			if (tlm__parse_threads(++i < argc ? argv[i] : NULL, &threads))
-				return usage_error("%s needs a number of threads, 1 to 256", a);
-		} else if (!dashdash && !strcmp(a, "--full-stacks")) {
+			break;
+		case O_THREADS:
+			if (tlm__parse_threads(args.value, &threads))
+				return usage_error("%s needs a number of threads, 1 to 256", args.name);
+			break;
+		case O_FULL_STACKS:
 			full_stacks = true;
-		} else if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			break;
+		case O_HELP:
 			fputs(help, stdout);
 			return TLM_EXIT_OK;
-		} else if (!dashdash && a[0] == '-' && a[1]) {
-			return usage_error("unknown option '%s'", a);
-		} else {
-			argv[ninputs++] = (char *)a; /* i >= ninputs + 1: never overwrites what is still to parse */
-			path = path ? path : a;
+		default: /* TLM__ARG_POSITIONAL */
+			argv[ninputs++] = args.value; /* i >= ninputs + 1: never overwrites what is still to parse */
+			path = path ? path : args.value;
 		}
 	}
 	int fd = -1; /* the trace, opened once: sniffed here, then read by the report */

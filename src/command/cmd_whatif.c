@@ -50,23 +50,18 @@ static int usage_error(const char *fmt, const char *arg)
 	return tlm__usage_error("whatif", USAGE, fmt, arg);
 }
 
+enum { O_DEVICE, O_SETTING, O_RECORDED, O_MEMORY, O_FORMAT, O_OUTPUT, O_HELP };
 
-/* "--name V" or "--name=V" (and the short form); NULL when argv[*i] is not it. */
-static const char *opt(const char *name, const char *shrt, int argc, char **argv, int *i, bool *missing)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-	if (shrt && !strcmp(a, shrt))
-		a = name;
-	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (++*i < argc)
-		return argv[*i];
-	*missing = true;
-	return NULL;
-}
+/* every value also as --name=VALUE; "--" is not one of them (an unknown option) */
+static const struct tlm__opt options[] = {
+	{O_HELP, "--help", "-h", 0, NULL},
+	{O_DEVICE, "--device", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, NULL},
+	{O_SETTING, "--setting", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, NULL},
+	{O_RECORDED, "--recorded", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, NULL},
+	{O_MEMORY, "--memory", NULL, TLM__OPT_VALUE | TLM__OPT_EQ, NULL},
+	{O_FORMAT, "--format", "-f", TLM__OPT_VALUE | TLM__OPT_EQ, NULL},
+	{O_OUTPUT, "--output", "-o", TLM__OPT_VALUE | TLM__OPT_EQ, NULL},
+};
 
 int tlm_cmd_whatif(int argc, char **argv)
 {
@@ -78,14 +73,18 @@ int tlm_cmd_whatif(int argc, char **argv)
 		fprintf(stderr, "tlm whatif: out of memory\n");
 		return TLM_EXIT_DAMAGED;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		bool missing = false;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	struct tlm__args args;
+	tlm__args_init(&args, "whatif", USAGE, options, sizeof options / sizeof *options, false, argc, argv);
+	for (int id; (id = tlm__args_next(&args)) != TLM__ARG_END;) {
+		const char *v = args.value;
+		switch (id) {
+		case TLM__ARG_ERROR:
+			goto done;
+		case O_HELP:
 			fputs(help, stdout);
 			rc = TLM_EXIT_OK;
 			goto done;
-		} else if ((v = opt("--device", NULL, argc, argv, &i, &missing))) {
+		case O_DEVICE: {
 			char *end;
 			errno = 0;
 			long d = strtol(v, &end, 10);
@@ -94,38 +93,36 @@ int tlm_cmd_whatif(int argc, char **argv)
 				goto done;
 			}
 			o.device = (int)d;
-		} else if ((v = opt("--setting", NULL, argc, argv, &i, &missing))) {
+			break;
+		}
+		case O_SETTING:
 			settings[o.nsettings++] = v;
-		} else if ((v = opt("--recorded", NULL, argc, argv, &i, &missing))) {
+			break;
+		case O_RECORDED:
 			o.recorded = v;
-		} else if ((v = opt("--memory", NULL, argc, argv, &i, &missing))) {
+			break;
+		case O_MEMORY:
 			if (tlm__parse_bytes(v, &o.memory) || !o.memory) {
 				rc = usage_error("--memory: bad size '%s' (bytes, or with K, M, G)", v);
 				goto done;
 			}
-		} else if ((v = opt("--format", "-f", argc, argv, &i, &missing))) {
+			break;
+		case O_FORMAT:
 			if (strcmp(v, "text") && strcmp(v, "json")) {
 				rc = usage_error("--format: expected text or json, got '%s'", v);
 				goto done;
 			}
 			format = v;
-		} else if ((v = opt("--output", "-o", argc, argv, &i, &missing))) {
+			break;
+		case O_OUTPUT:
 			out = v;
-		} else if (missing) {
-			rc = usage_error("%s needs a value", a);
-			goto done;
-		} else if (a[0] == '-' && a[1]) {
-			rc = usage_error("unknown option '%s'", a);
-			goto done;
-		} else if (trace) {
-			rc = usage_error("one trace only (got '%s' too)", a);
-			goto done;
-		} else {
-			trace = a;
-		}
-		if (missing) {
-			rc = usage_error("%s needs a value", a);
-			goto done;
+			break;
+		default: /* TLM__ARG_POSITIONAL */
+			if (trace) {
+				rc = usage_error("one trace only (got '%s' too)", v);
+				goto done;
+			}
+			trace = v;
 		}
 	}
 	if (!trace) {

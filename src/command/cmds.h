@@ -33,7 +33,41 @@ int tlm__parse_threads(const char *s, unsigned *out);
  * TLM_EXIT_USAGE. */
 int tlm__usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg);
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* The option table of a subcommand (cmd_args.c): one row an option; the
+ * parser recognizes them, "--" and the values, and the subcommand acts on
+ * each id it returns. */
+#define TLM__OPT_VALUE 1u /* takes a value: the next argument, whatever it starts with */
+#define TLM__OPT_EQ 2u    /* the value may also follow '=' in a long form (--name=VALUE) */
+struct tlm__opt {
+	int id;                /* >= 0, returned by tlm__args_next */
+	const char *name;      /* "--format" */
+	const char *alias;     /* a short form ("-f") or another name ("--old"); NULL: none */
+	unsigned flags;
+	const char *missing;   /* the usage error without its value; %s: the option as typed */
+};
+struct tlm__args {
+	const char *cmd, *usage;     /* for the usage errors it prints */
+	const struct tlm__opt *opt;
+	size_t nopt;
+	bool dashdash;               /* "--" ends the options (false: it is an unknown option) */
+	int argc, i;
+	char **argv;
+	bool ended;                  /* "--" was seen */
+	const char *name;            /* the option as typed, without "=VALUE" (its name or alias) */
+	char *value;                 /* its value; a positional argument */
+};
+enum { TLM__ARG_END = -1, TLM__ARG_POSITIONAL = -2, TLM__ARG_ERROR = -3 };
+void tlm__args_init(struct tlm__args *a, const char *cmd, const char *usage, const struct tlm__opt *opt, size_t nopt,
+		    bool dashdash, int argc, char **argv);
+/* The next of argv[1..]: an option's id (a->value set when it takes one),
+ * TLM__ARG_POSITIONAL (a->value: the argument; "-" is one, and so is all
+ * after "--"), TLM__ARG_END, or TLM__ARG_ERROR after printing the usage
+ * error (a value missing: the row's message; "unknown option '%s'"): the
+ * subcommand returns TLM_EXIT_USAGE. */
+int tlm__args_next(struct tlm__args *a);
 
 /* A file that ships with tlm, next to the running binary (beside.c): where
  * TLM__BESIDE_LIB is libtlm.so's directory, TLM__BESIDE_SIM the simulated
