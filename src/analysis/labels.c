@@ -20,6 +20,7 @@
  * Cost: O(n log n) string compares per screen, pairwise work only inside a
  * group of alike sites (at most LBL_GROUP_MAX of them).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,16 +349,19 @@ int tlm__labels_ooms(struct tlm__labels *out, struct tlm_report *r)
 	return rc;
 }
 
-int tlm__labels_peak(struct tlm__labels *out, struct tlm_report *r, const struct tlm_report_peak_site *s,
-		     size_t n, const char *sep)
+/* The labels of n records of any site type: each holds an int device and
+ * a uint32_t stack id at those offsets, stride bytes apart. */
+static int labels_of(struct tlm__labels *out, struct tlm_report *r, const void *base, size_t stride, size_t dev_at,
+		     size_t stack_at, size_t n, const char *sep)
 {
 	int *dev = malloc((n ? n : 1) * sizeof *dev);
 	uint32_t *st = malloc((n ? n : 1) * sizeof *st);
 	int rc = -1;
 	if (dev && st) {
+		const char *p = base;
 		for (size_t i = 0; i < n; i++) {
-			dev[i] = s[i].device;
-			st[i] = s[i].stack_id;
+			memcpy(&dev[i], p + i * stride + dev_at, sizeof dev[i]);
+			memcpy(&st[i], p + i * stride + stack_at, sizeof st[i]);
 		}
 		rc = tlm__labels_make(out, r, dev, st, n, sep);
 	}
@@ -366,20 +370,16 @@ int tlm__labels_peak(struct tlm__labels *out, struct tlm_report *r, const struct
 	return rc;
 }
 
+int tlm__labels_peak(struct tlm__labels *out, struct tlm_report *r, const struct tlm_report_peak_site *s,
+		     size_t n, const char *sep)
+{
+	return labels_of(out, r, s, sizeof *s, offsetof(struct tlm_report_peak_site, device),
+			 offsetof(struct tlm_report_peak_site, stack_id), n, sep);
+}
+
 int tlm__labels_sites(struct tlm__labels *out, struct tlm_report *r, const struct tlm_report_site *s, size_t n,
 		      const char *sep)
 {
-	int *dev = malloc((n ? n : 1) * sizeof *dev);
-	uint32_t *st = malloc((n ? n : 1) * sizeof *st);
-	int rc = -1;
-	if (dev && st) {
-		for (size_t i = 0; i < n; i++) {
-			dev[i] = s[i].device;
-			st[i] = s[i].stack_id;
-		}
-		rc = tlm__labels_make(out, r, dev, st, n, sep);
-	}
-	free(dev);
-	free(st);
-	return rc;
+	return labels_of(out, r, s, sizeof *s, offsetof(struct tlm_report_site, device),
+			 offsetof(struct tlm_report_site, stack_id), n, sep);
 }
