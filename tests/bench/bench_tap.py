@@ -14,8 +14,11 @@
 # call of the same shape that does nothing, stands in, so plain runs cost
 # the same loop. Prints wall and CPU ns per iteration (best of 3).
 import ctypes
+import os
 import sys
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import pypaths  # noqa: E402
 
 TAP = "_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE"
 npaths = int(sys.argv[1]) if len(sys.argv) > 1 else 16
@@ -53,26 +56,5 @@ def op():
     free_all()
 
 
-def nest(k):
-    if k > 0:
-        nest(k - 1)
-    else:
-        op()
-
-
-src = "".join("def path_%d(d):\n    nest(d)\n" % i for i in range(npaths))
-ns = {"nest": nest}
-exec(compile(src, "paths.py", "exec"), ns)
-paths = [ns["path_%d" % i] for i in range(npaths)]
-
-
-def run(n):
-    t, c = time.perf_counter_ns(), time.process_time_ns()
-    for i in range(n):
-        paths[i % npaths](depth)
-    return (time.perf_counter_ns() - t) / n, (time.process_time_ns() - c) / n
-
-
-run(1000)  # warm: caches filled
-best = min(run(iters) for _ in range(3))
+best = pypaths.best_ns(op, npaths, depth, iters)
 print("%.0f %.0f" % best)

@@ -12,7 +12,8 @@
 import ctypes
 import os
 import sys
-import time
+
+import pypaths
 
 rt = ctypes.CDLL(os.environ["TLM_TEST_CUDART"])
 rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
@@ -31,28 +32,7 @@ def pair():
     free(p)
 
 
-def nest(k):
-    if k > 0:
-        nest(k - 1)
-    else:
-        pair()
-
-
-src = "".join("def path_%d(d):\n    nest(d)\n" % i for i in range(npaths))
-ns = {"nest": nest}
-exec(compile(src, "paths.py", "exec"), ns)
-paths = [ns["path_%d" % i] for i in range(npaths)]
-
-
-def run(n):
-    t, c = time.perf_counter_ns(), time.process_time_ns()
-    for i in range(n):
-        paths[i % npaths](depth)
-    return (time.perf_counter_ns() - t) / n, (time.process_time_ns() - c) / n
-
-
-run(1000)  # warm: caches filled
-best = min(run(iters) for _ in range(3))
+best = pypaths.best_ns(pair, npaths, depth, iters)
 # wall ns per pair, and the process's CPU ns per pair (all its threads: under
 # tlm the writer's too) in the same run: on a loaded machine the second is
 # the steadier figure
