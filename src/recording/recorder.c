@@ -137,6 +137,10 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 		(void)pthread_once(&exit_key_once, exit_key_create);
 		(void)pthread_setspecific(exit_key, r);
 	}
+	/* the event's slot line is cold (the ring is a MiB, the writer read it
+	 * last): fetch it for writing now, while the stacks are taken, not at
+	 * the global order's atomic, which would wait for the store's miss */
+	__builtin_prefetch(&r->slots[atomic_load_explicit(&r->head, memory_order_relaxed) & r->mask], 1, 3);
 	uint64_t ips[TLM_MAX_STACK_DEPTH];
 	uint32_t depth = 0, sid = 0;
 	bool fresh = false;
@@ -179,8 +183,11 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 	/* announce a lower bound of our seq before taking it: the writer emits
 	 * nothing at or above it until we publish (see ring.h). The bound is one
 	 * past our own last seq, not a read of tlm__seq: reading the shared line
-	 * before the add would move it between cores twice per event. */
-	atomic_store_explicit(&r->inflight, r->last_seq, memory_order_seq_cst);
+	 * before the add would move it between cores twice per event. Release
+	 * is enough (a plain store on x86, where seq_cst is an xchg, a second
+	 * full barrier): the add below is a release RMW, so a writer whose
+	 * acquire load of tlm__seq sees our number sees this bound too. */
+	atomic_store_explicit(&r->inflight, r->last_seq, memory_order_release);
 	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
 	r->last_seq = s->seq + 1;
 	s->time_ns = tlm__ticks(); /* the writer converts to ns */

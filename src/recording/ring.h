@@ -19,9 +19,9 @@
  * drains the exited ring.
  *
  * Global order: a producer announces a lower bound of its sequence number in
- * `inflight` (seq_cst; one past the ring's own last number, since numbers only
- * grow) before taking one from tlm__seq, and clears it after
- * publishing; the writer only emits events below the smallest announced bound,
+ * `inflight` (one past the ring's own last number, since numbers only grow;
+ * a release store, which the seq_cst add after it publishes) before taking
+ * one from tlm__seq, and clears it after publishing; the writer only emits events below the smallest announced bound,
  * so the merged stream is in exact sequence order without ever waiting.
  */
 #ifndef TLM_RING_H
