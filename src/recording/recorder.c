@@ -147,8 +147,10 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 	uint32_t pyid = 0, pyslots = 0;
 	bool pyfresh = false;
 	if (stacks != ST_NONE && tlm__cfg.stack_depth) {
-		if (stacks == ST_ALL)
+		if (stacks == ST_ALL) {
+			tlm__py_ready();
 			sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
+		}
 		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
 	}
 	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0) + (pyfresh ? pyslots : 0);

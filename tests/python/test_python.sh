@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Python stacks, reference cycles, leaks and classes built again and again
-# (classes.py) on every CPython under pyenv:
+# Python stacks, reference cycles, leaks, classes built again and again
+# (classes.py) and where native frames under Python ones end
+# (check_native.py) on every CPython under pyenv:
 # test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
 # Each version absent from $TLM_TEST_PYENV (default /root/.pyenv/versions)
 # is a skipped part (tlm_skip_case: a failure under CI=true); with none
@@ -43,6 +44,24 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	else
 		echo "python $v classes: FAILED"
 		failed=$((failed + 1))
+	fi
+	# native frames under Python ones end at the interpreter's first frame
+	if "$tlm" report --full-stacks -f json -o "$tmp/$v-full.json" "$tmp/$v.trace" &&
+		"$py" "$src/check_native.py" "$tmp/$v-full.json" cut; then
+		echo "python $v native frames end at the interpreter: ok"
+	else
+		echo "python $v native frames end at the interpreter: FAILED"
+		failed=$((failed + 1))
+	fi
+	if [ "$v" = 3.12 ]; then # ... unless TLM_STACK_PAST_PYTHON=1
+		if run_one "$py" past TLM_STACK_PAST_PYTHON=1 &&
+			"$tlm" report --full-stacks -f json -o "$tmp/past-full.json" "$tmp/past.trace" &&
+			"$py" "$src/check_native.py" "$tmp/past-full.json" past; then
+			echo "python $v TLM_STACK_PAST_PYTHON=1: ok"
+		else
+			echo "python $v TLM_STACK_PAST_PYTHON=1: FAILED"
+			failed=$((failed + 1))
+		fi
 	fi
 	if [ "$v" = 3.12 ]; then # the switch: no Python stacks, no GC flags
 		if run_one "$py" off TLM_PYTHON=off && "$py" "$src/check.py" "$tmp/off.json" "$src/workload.py" off; then

@@ -14,6 +14,7 @@
 #include "recording/config.h"
 #include "recording/log.h"
 #include "recording/realsym.h"
+#include "recording/stack/stack.h"
 #include "recording/stack/pystack.h"
 #include "recording/stack/pystack_int.h"
 #include "tlm/event.h"
@@ -110,6 +111,7 @@ static int setup(void)
 			 minor);
 		return 3;
 	}
+	tlm__stack_interp_found((const void *)tlm__py_gil_get);
 	tlm__py_holder_get = (void *(*)(void))pysym(minor >= 13 ? "PyThreadState_GetUnchecked"
 							: "_PyThreadState_UncheckedGet");
 	return 2;

@@ -39,6 +39,7 @@
 #include "recording/log.h"
 #include "recording/realsym.h"
 #include "recording/stack/pystack.h"
+#include "recording/stack/stack.h"
 #include "recording/stack/pystack_int.h"
 #include "tlm/event.h"
 
@@ -356,6 +357,8 @@ static bool validate(uint64_t ts)
 		else
 			v = -1;
 		atomic_store(&validated, v);
+		if (v > 0)
+			tlm__stack_interp_on(); /* Python frames stand for the interpreter's own now */
 		if (v < 0)
 			tlm__log("Python 3.%d: the frame layout check failed (not a code object where one was "
 				 "expected); native stacks only",
@@ -368,6 +371,15 @@ static bool validate(uint64_t ts)
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	return (h ^ v) * 0x100000001b3ull;
+}
+
+void tlm__py_ready(void)
+{
+	if (TLM_LIKELY(atomic_load_explicit(&validated, memory_order_relaxed) != 0) || !tlm__py_on())
+		return;
+	uint64_t ts = (uint64_t)(uintptr_t)tlm__py_gil_get();
+	if (tlm__py_ptr_ok(ts))
+		(void)validate(ts);
 }
 
 uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_gen, bool *fresh, uint32_t *def_slots)

@@ -40,6 +40,10 @@
  * 1 co_linetable (3.10), 2 location table (3.11+). */
 int32_t tlm__py_decode_line(int kind, uint64_t lines, int32_t first, int64_t off);
 
+/* Before a native stack is taken: sets Python stacks up and checks the frame
+ * layout on the first call that can, so that the first stacks too end at
+ * the interpreter (stack.h); afterwards one load. */
+void tlm__py_ready(void) TLM_HIDDEN;
 /* 0 = no Python stack (not a Python thread, Python off or unsupported). */
 uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_gen, bool *fresh,
 		     uint32_t *def_slots) TLM_HIDDEN;

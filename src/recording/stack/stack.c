@@ -8,32 +8,41 @@
  * and a compare, and its addresses go into the trace once.
  */
 #include <link.h>
+#include <stdatomic.h>
 #include <string.h>
+
+#include "recording/config.h"
 
 #include "recording/stack/stack_int.h"
 #include "recording/stack/unwind_dl.h"
 
-/* libtlm's executable ranges: leading frames inside them are ours. */
-#define MAX_SELF 4
-static struct { uintptr_t lo, hi; } self_range[MAX_SELF];
-static int self_n;
+/* Executable ranges of one loaded object (the one containing an address):
+ * libtlm's own (leading frames inside them are ours) and the Python
+ * interpreter's (a native walk of a Python thread ends at its first frame
+ * there). */
+#define MAX_RANGES 4
+struct ranges {
+	uintptr_t lo[MAX_RANGES], hi[MAX_RANGES];
+	int n;
+	uintptr_t addr; /* in: an address inside the object */
+};
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	uintptr_t me = (uintptr_t)arg;
+	struct ranges *r = arg;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
 		if (p->p_type != PT_LOAD)
 			continue;
 		uintptr_t lo = info->dlpi_addr + p->p_vaddr, hi = lo + p->p_memsz;
-		if (me >= lo && me < hi) {
-			for (int j = 0; j < info->dlpi_phnum && self_n < MAX_SELF; j++) {
+		if (r->addr >= lo && r->addr < hi) {
+			for (int j = 0; j < info->dlpi_phnum && r->n < MAX_RANGES; j++) {
 				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
 				if (q->p_type == PT_LOAD && (q->p_flags & PF_X)) {
-					self_range[self_n].lo = info->dlpi_addr + q->p_vaddr;
-					self_range[self_n].hi = self_range[self_n].lo + q->p_memsz;
-					self_n++;
+					r->lo[r->n] = info->dlpi_addr + q->p_vaddr;
+					r->hi[r->n] = r->lo[r->n] + q->p_memsz;
+					r->n++;
 				}
 			}
 			return 1;
@@ -42,14 +51,25 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+static bool in_ranges(const struct ranges *r, uint64_t ip)
+{
+	for (int i = 0; i < r->n; i++)
+		if (ip >= r->lo[i] && ip < r->hi[i])
+			return true;
+	return false;
+}
+
+static struct ranges self;
+
 void tlm__stack_self_init(void)
 {
-	if (self_n == 0) {
-		dl_iterate_phdr(find_self, (void *)(uintptr_t)&tlm__stack_self_init);
-		if (self_n > 0) {
-			tlm__self_lo = self_range[0].lo;
-			tlm__self_len = self_range[0].hi - self_range[0].lo;
-			tlm__self_more = self_n > 1;
+	if (self.n == 0) {
+		self.addr = (uintptr_t)&tlm__stack_self_init;
+		dl_iterate_phdr(find_object, &self);
+		if (self.n > 0) {
+			tlm__self_lo = self.lo[0];
+			tlm__self_len = self.hi[0] - self.lo[0];
+			tlm__self_more = self.n > 1;
 		}
 	}
 }
@@ -60,10 +80,37 @@ bool tlm__self_more;
 
 bool tlm__in_self(uint64_t ip)
 {
-	for (int i = 0; i < self_n; i++)
-		if (ip >= self_range[i].lo && ip < self_range[i].hi)
-			return true;
-	return false;
+	return in_ranges(&self, ip);
+}
+
+/* Written once, before tlm__interp_cut is released; read after acquiring it. */
+static struct ranges interp;
+uint64_t tlm__interp_lo, tlm__interp_len;
+bool tlm__interp_more;
+_Atomic bool tlm__interp_cut;
+
+void tlm__stack_interp_found(const void *sym)
+{
+	if (tlm__cfg.stack_past_python || !sym || atomic_load(&tlm__interp_cut) || interp.n)
+		return;
+	interp.addr = (uintptr_t)sym;
+	dl_iterate_phdr(find_object, &interp);
+	if (!interp.n)
+		return;
+	tlm__interp_lo = interp.lo[0];
+	tlm__interp_len = interp.hi[0] - interp.lo[0];
+	tlm__interp_more = interp.n > 1;
+}
+
+void tlm__stack_interp_on(void)
+{
+	if (interp.n)
+		atomic_store_explicit(&tlm__interp_cut, true, memory_order_release);
+}
+
+bool tlm__in_interp(uint64_t ip)
+{
+	return in_ranges(&interp, ip);
 }
 
 uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max)
@@ -80,8 +127,12 @@ uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max)
 	while (i < n && tlm__in_self((uint64_t)(uintptr_t)buf[i]))
 		i++;
 	uint32_t d = 0;
-	for (; i < n && d < max; i++)
+	bool cut = atomic_load_explicit(&tlm__interp_cut, memory_order_acquire);
+	for (; i < n && d < max; i++) {
 		ips[d++] = (uint64_t)(uintptr_t)buf[i];
+		if (cut && tlm__in_interp_fast(ips[d - 1]))
+			break; /* as the walk ends (stack_walk.c) */
+	}
 	return d;
 }
 

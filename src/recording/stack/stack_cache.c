@@ -127,6 +127,13 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		*depth = tlm__stack_capture(ips, max);
 		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 	}
+	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__interp_cut, memory_order_acquire) != c->cut)) {
+		/* walks end at the interpreter from now on: no entry nor last walk went so */
+		for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
+			c->sc[i].depth = 0;
+		c->last.e = NULL;
+		c->cut = !c->cut;
+	}
 	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
 	struct tlm__sc_entry *set = &c->sc[(h >> 58 & (TLM__SC_SETS - 1)) * TLM__SC_WAYS], *e = NULL, *old = set;
 	uint32_t now = ++c->tick;

@@ -11,6 +11,8 @@
 #ifndef TLM_REC_STACK_INT_H
 #define TLM_REC_STACK_INT_H
 
+#include <stdatomic.h>
+
 #include "recording/stack/stack.h"
 
 /* ---- stack.c ---- */
@@ -22,6 +24,17 @@ extern bool tlm__self_more TLM_HIDDEN;
 static inline bool tlm__in_self_fast(uint64_t ip)
 {
 	return ip - tlm__self_lo < tlm__self_len || (tlm__self_more && tlm__in_self(ip));
+}
+/* The Python interpreter's code (stack.h, tlm__stack_interp_found): once
+ * tlm__interp_cut is set (released after the ranges are written), native
+ * walks end at their first frame inside it. */
+extern uint64_t tlm__interp_lo TLM_HIDDEN, tlm__interp_len TLM_HIDDEN;
+extern bool tlm__interp_more TLM_HIDDEN;
+extern _Atomic bool tlm__interp_cut TLM_HIDDEN;
+bool tlm__in_interp(uint64_t ip) TLM_HIDDEN;
+static inline bool tlm__in_interp_fast(uint64_t ip)
+{
+	return ip - tlm__interp_lo < tlm__interp_len || (tlm__interp_more && tlm__in_interp(ip));
 }
 /* libunwind's whole unwind of the callers, our frames dropped; inside the
  * fork guard. 0 without libunwind. */

@@ -234,6 +234,7 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 	uint64_t ip = e->ip0, sp = e->cfa0, rbp = e->rbp0;
 	uint64_t rb_addr = 0, rb_val = 0; /* where the current rbp came from (0: the caller's register) */
 	bool rb_noted = false;
+	const bool cut = c->cut;
 	uint32_t n = 0;
 	/* w is read as p while the first frames are walked, so those frames'
 	 * records wait in locals (the later ones are never read as p) */
@@ -280,6 +281,10 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 		ips[n++] = ip;
 		if (n >= max)
 			break;
+		if (cut && tlm__in_interp_fast(ip)) {
+			w->natural = true; /* the interpreter's first frame ends it (stack.h) */
+			goto done;
+		}
 		/* this thread's small direct-mapped copy first: the global table is
 		 * larger than the L1 and its hash is a multiply on the chain */
 		uint32_t k = (uint32_t)(ip ^ ip >> 9) & (TLM__RC - 1);
