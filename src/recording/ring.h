@@ -21,8 +21,9 @@
  * Global order: a producer announces a lower bound of its sequence number in
  * `inflight` (one past the ring's own last number, since numbers only grow;
  * a release store, which the seq_cst add after it publishes) before taking
- * one from tlm__seq, and clears it after publishing; the writer only emits events below the smallest announced bound,
- * so the merged stream is in exact sequence order without ever waiting.
+ * one from tlm__seq, and clears it after publishing; the writer only emits
+ * events below the smallest announced bound, so the merged stream is in
+ * exact sequence order without ever waiting.
  */
 #ifndef TLM_RING_H
 #define TLM_RING_H

@@ -17,9 +17,8 @@ exe = os.path.realpath(sys.executable)
 
 
 def interp(fr):
-    m = fr.get("module") or ""
-    base = os.path.basename(m)
-    return base.startswith("libpython") or os.path.realpath(m) == exe if m else False
+    m = fr.get("module")
+    return bool(m) and (os.path.basename(m).startswith("libpython") or os.path.realpath(m) == exe)
 
 
 fails, seen = [], 0

@@ -12,37 +12,34 @@
 #include <string.h>
 
 #include "recording/config.h"
-
 #include "recording/stack/stack_int.h"
 #include "recording/stack/unwind_dl.h"
 
-/* Executable ranges of one loaded object (the one containing an address):
- * libtlm's own (leading frames inside them are ours) and the Python
- * interpreter's (a native walk of a Python thread ends at its first frame
- * there). */
-#define MAX_RANGES 4
-struct ranges {
-	uintptr_t lo[MAX_RANGES], hi[MAX_RANGES];
-	int n;
-	uintptr_t addr; /* in: an address inside the object */
+struct tlm__code tlm__self, tlm__interp;
+_Atomic bool tlm__interp_cut;
+
+struct find {
+	uintptr_t addr; /* an address inside the object */
+	struct tlm__code *code;
 };
 
 static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	struct ranges *r = arg;
+	const struct find *f = arg;
+	struct tlm__code *c = f->code;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
 		if (p->p_type != PT_LOAD)
 			continue;
 		uintptr_t lo = info->dlpi_addr + p->p_vaddr, hi = lo + p->p_memsz;
-		if (r->addr >= lo && r->addr < hi) {
-			for (int j = 0; j < info->dlpi_phnum && r->n < MAX_RANGES; j++) {
+		if (f->addr >= lo && f->addr < hi) {
+			for (int j = 0; j < info->dlpi_phnum && c->n < TLM__CODE_RANGES; j++) {
 				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
 				if (q->p_type == PT_LOAD && (q->p_flags & PF_X)) {
-					r->lo[r->n] = info->dlpi_addr + q->p_vaddr;
-					r->hi[r->n] = r->lo[r->n] + q->p_memsz;
-					r->n++;
+					c->rlo[c->n] = info->dlpi_addr + q->p_vaddr;
+					c->rhi[c->n] = c->rlo[c->n] + q->p_memsz;
+					c->n++;
 				}
 			}
 			return 1;
@@ -51,66 +48,41 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static bool in_ranges(const struct ranges *r, uint64_t ip)
+/* the executable ranges of the object holding addr into c (left empty if none) */
+static void find_code(const void *addr, struct tlm__code *c)
 {
-	for (int i = 0; i < r->n; i++)
-		if (ip >= r->lo[i] && ip < r->hi[i])
+	struct find f = {(uintptr_t)addr, c};
+	dl_iterate_phdr(find_object, &f);
+	if (c->n > 0) {
+		c->lo = c->rlo[0];
+		c->len = c->rhi[0] - c->rlo[0];
+	}
+}
+
+bool tlm__in_code_rest(const struct tlm__code *c, uint64_t ip)
+{
+	for (int i = 0; i < c->n; i++)
+		if (ip >= c->rlo[i] && ip < c->rhi[i])
 			return true;
 	return false;
 }
 
-static struct ranges self;
-
 void tlm__stack_self_init(void)
 {
-	if (self.n == 0) {
-		self.addr = (uintptr_t)&tlm__stack_self_init;
-		dl_iterate_phdr(find_object, &self);
-		if (self.n > 0) {
-			tlm__self_lo = self.lo[0];
-			tlm__self_len = self.hi[0] - self.lo[0];
-			tlm__self_more = self.n > 1;
-		}
-	}
+	if (tlm__self.n == 0)
+		find_code((const void *)&tlm__stack_self_init, &tlm__self);
 }
-
-/* the first executable range, for stack_cache.c's inline test (stack.h) */
-uint64_t tlm__self_lo, tlm__self_len;
-bool tlm__self_more;
-
-bool tlm__in_self(uint64_t ip)
-{
-	return in_ranges(&self, ip);
-}
-
-/* Written once, before tlm__interp_cut is released; read after acquiring it. */
-static struct ranges interp;
-uint64_t tlm__interp_lo, tlm__interp_len;
-bool tlm__interp_more;
-_Atomic bool tlm__interp_cut;
 
 void tlm__stack_interp_found(const void *sym)
 {
-	if (tlm__cfg.stack_past_python || !sym || atomic_load(&tlm__interp_cut) || interp.n)
-		return;
-	interp.addr = (uintptr_t)sym;
-	dl_iterate_phdr(find_object, &interp);
-	if (!interp.n)
-		return;
-	tlm__interp_lo = interp.lo[0];
-	tlm__interp_len = interp.hi[0] - interp.lo[0];
-	tlm__interp_more = interp.n > 1;
+	if (!tlm__cfg.stack_past_python && sym && tlm__interp.n == 0)
+		find_code(sym, &tlm__interp);
 }
 
 void tlm__stack_interp_on(void)
 {
-	if (interp.n)
+	if (tlm__interp.n)
 		atomic_store_explicit(&tlm__interp_cut, true, memory_order_release);
-}
-
-bool tlm__in_interp(uint64_t ip)
-{
-	return in_ranges(&interp, ip);
 }
 
 uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max)
@@ -124,13 +96,13 @@ uint32_t tlm__stack_capture(uint64_t *ips, uint32_t max)
 	int n = tlm__unw.backtrace(buf, want);
 	tlm__stack_unwind_leave();
 	int i = 0;
-	while (i < n && tlm__in_self((uint64_t)(uintptr_t)buf[i]))
+	while (i < n && tlm__in_code(&tlm__self, (uint64_t)(uintptr_t)buf[i]))
 		i++;
 	uint32_t d = 0;
 	bool cut = atomic_load_explicit(&tlm__interp_cut, memory_order_acquire);
 	for (; i < n && d < max; i++) {
 		ips[d++] = (uint64_t)(uintptr_t)buf[i];
-		if (cut && tlm__in_interp_fast(ips[d - 1]))
+		if (cut && tlm__in_code(&tlm__interp, ips[d - 1]))
 			break; /* as the walk ends (stack_walk.c) */
 	}
 	return d;

@@ -79,7 +79,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 	TLM_HIDDEN;
 void tlm__stack_thread_init(struct tlm__stk_cache *c) TLM_HIDDEN; /* a new owner: stack bounds, nothing cached */
 void tlm__stack_forget_all(struct tlm__stk_cache *c) TLM_HIDDEN;  /* a definition was dropped: every id anew */
-void tlm__stack_report(void) TLM_HIDDEN;
+void tlm__stack_report(void) TLM_HIDDEN; /* TLM_DEBUG_STACK_STATS / _VERIFY lines at the end */
 /* Python stacks (pysetup.c, pystack.c): sym lies in the interpreter's code;
  * once its frame layout is validated (_on), a native stack ends at its first
  * frame inside the interpreter, which it keeps (the frames past it are the
@@ -87,7 +87,7 @@ void tlm__stack_report(void) TLM_HIDDEN;
  * native frames under Python ones only with --full-stacks);
  * TLM_STACK_PAST_PYTHON=1 keeps them. */
 void tlm__stack_interp_found(const void *sym) TLM_HIDDEN;
-void tlm__stack_interp_on(void) TLM_HIDDEN; /* TLM_DEBUG_STACK_STATS / _VERIFY lines at the end */
+void tlm__stack_interp_on(void) TLM_HIDDEN;
 void tlm__stack_atfork_prepare(void) TLM_HIDDEN; /* unwind_dl.c: waits for unwinds in flight */
 void tlm__stack_atfork_done(void) TLM_HIDDEN;    /* parent and child */
 

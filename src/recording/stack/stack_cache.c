@@ -47,15 +47,20 @@ static inline void count(_Atomic uint64_t *n)
 		atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
 }
 
-void tlm__stack_thread_init(struct tlm__stk_cache *c)
+/* no cached unwind, no last walk to take frames over from */
+static void forget_walks(struct tlm__stk_cache *c)
 {
-	c->stack_lo = c->stack_hi = 0;
-	c->gen++;
-	memset(c->sc, 0, sizeof c->sc[0] * 0); /* entries are checked against gen */
 	for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
 		if (c->sc[i].depth) /* a read leaves an untouched page unmapped */
 			c->sc[i].depth = 0;
 	c->last.e = NULL;
+}
+
+void tlm__stack_thread_init(struct tlm__stk_cache *c)
+{
+	c->stack_lo = c->stack_hi = 0;
+	c->gen++;
+	forget_walks(c);
 #if defined(__x86_64__)
 	pthread_attr_t a;
 	if (pthread_getattr_np(pthread_self(), &a) == 0) {
@@ -81,11 +86,11 @@ static __attribute__((noinline)) bool caller_regs(const struct tlm__stk_cache *c
 						   uint64_t *rbp)
 {
 	const uint64_t *fp = __builtin_frame_address(0);
-	const uint64_t lo = tlm__self_lo, len = tlm__self_len;
+	const uint64_t lo = tlm__self.lo, len = tlm__self.len;
 	for (int i = 0; i < 16; i++) {
 		uint64_t ret = fp[1];
 		const uint64_t *next = (const uint64_t *)(uintptr_t)fp[0];
-		if (ret - lo >= len && !(tlm__self_more && tlm__in_self(ret))) {
+		if (ret - lo >= len && !(tlm__self.n > 1 && tlm__in_code_rest(&tlm__self, ret))) {
 			uint64_t f = (uint64_t)(uintptr_t)fp;
 			if (f < c->stack_lo || f + 16 > c->stack_hi)
 				return false;
@@ -128,10 +133,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		return *depth ? tlm__stack_intern(c, ips, *depth, fresh) : 0;
 	}
 	if (TLM_UNLIKELY(atomic_load_explicit(&tlm__interp_cut, memory_order_acquire) != c->cut)) {
-		/* walks end at the interpreter from now on: no entry nor last walk went so */
-		for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
-			c->sc[i].depth = 0;
-		c->last.e = NULL;
+		forget_walks(c); /* walks end at the interpreter from now on: none kept went so */
 		c->cut = !c->cut;
 	}
 	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;

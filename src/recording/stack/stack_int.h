@@ -17,24 +17,25 @@
 
 /* ---- stack.c ---- */
 void tlm__stack_self_init(void) TLM_HIDDEN; /* libtlm's executable ranges */
-bool tlm__in_self(uint64_t ip) TLM_HIDDEN;
-/* tlm__in_self() with the usual case (one executable range) inline */
-extern uint64_t tlm__self_lo TLM_HIDDEN, tlm__self_len TLM_HIDDEN;
-extern bool tlm__self_more TLM_HIDDEN;
-static inline bool tlm__in_self_fast(uint64_t ip)
-{
-	return ip - tlm__self_lo < tlm__self_len || (tlm__self_more && tlm__in_self(ip));
-}
-/* The Python interpreter's code (stack.h, tlm__stack_interp_found): once
- * tlm__interp_cut is set (released after the ranges are written), native
- * walks end at their first frame inside it. */
-extern uint64_t tlm__interp_lo TLM_HIDDEN, tlm__interp_len TLM_HIDDEN;
-extern bool tlm__interp_more TLM_HIDDEN;
+/* The executable ranges of one loaded object (stack.c): the first one is
+ * tested inline (most objects have one), the others by tlm__in_code_rest. */
+#define TLM__CODE_RANGES 4
+struct tlm__code {
+	uint64_t lo, len; /* the first range */
+	int n;
+	uint64_t rlo[TLM__CODE_RANGES], rhi[TLM__CODE_RANGES];
+};
+/* libtlm's own: leading frames inside it are ours */
+extern struct tlm__code tlm__self TLM_HIDDEN;
+/* The Python interpreter's (stack.h, tlm__stack_interp_found): written
+ * before tlm__interp_cut is released; once it is set, native walks end at
+ * their first frame inside it. */
+extern struct tlm__code tlm__interp TLM_HIDDEN;
 extern _Atomic bool tlm__interp_cut TLM_HIDDEN;
-bool tlm__in_interp(uint64_t ip) TLM_HIDDEN;
-static inline bool tlm__in_interp_fast(uint64_t ip)
+bool tlm__in_code_rest(const struct tlm__code *c, uint64_t ip) TLM_HIDDEN;
+static inline bool tlm__in_code(const struct tlm__code *c, uint64_t ip)
 {
-	return ip - tlm__interp_lo < tlm__interp_len || (tlm__interp_more && tlm__in_interp(ip));
+	return ip - c->lo < c->len || (c->n > 1 && tlm__in_code_rest(c, ip));
 }
 /* libunwind's whole unwind of the callers, our frames dropped; inside the
  * fork guard. 0 without libunwind. */

@@ -281,7 +281,7 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 		ips[n++] = ip;
 		if (n >= max)
 			break;
-		if (cut && tlm__in_interp_fast(ip)) {
+		if (cut && tlm__in_code(&tlm__interp, ip)) {
 			w->natural = true; /* the interpreter's first frame ends it (stack.h) */
 			goto done;
 		}
