@@ -119,7 +119,7 @@ static CUresult do_free(void *rp, CUdeviceptr p, uint64_t size, uint16_t api, ui
 	struct tlm__guard g;
 	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = op, .kind = kind, .api = api, .addr = p, .size = size,
-					   .device = kind == TLM_KIND_HOST_PINNED ? -1 : tlm__current_device()));
+					   .device = kind == TLM_KIND_HOST_PINNED ? -1 : TLM__DEV_CURRENT));
 	CUresult r = ((free_fn)rp)(p);
 	if (rec)
 		tlm__free_end(&rc, r);
@@ -265,7 +265,7 @@ static CUresult do_free_async(void *rp, CUdeviceptr p, CUstream s, uint16_t api,
 	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE, .api = api, .flags = fl,
 					   .addr = p, .stream = (uint64_t)(uintptr_t)s,
-					   .device = tlm__current_device()));
+					   .device = TLM__DEV_CURRENT));
 	CUresult r = ((free_async_fn)rp)(p, s);
 	if (rec)
 		tlm__free_end(&rc, r);

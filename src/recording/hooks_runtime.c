@@ -178,7 +178,7 @@ static cudaError_t free_common(unsigned idx, void *p, uint8_t kind, uint16_t api
 	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = kind, .api = api, .flags = TLM_EVF_RUNTIME,
 					   .addr = (uint64_t)(uintptr_t)p,
-					   .device = kind == TLM_KIND_HOST_PINNED ? -1 : tlm__free_device((uintptr_t)p)));
+					   .device = kind == TLM_KIND_HOST_PINNED ? -1 : TLM__DEV_OF_PTR));
 	cudaError_t r = f(p);
 	if (rec)
 		tlm__free_end(&rc, r);
@@ -207,7 +207,7 @@ static cudaError_t free_async(unsigned idx, void *p, cudaStream_t s, uint16_t ap
 	bool rec = tlm__enter(&g) && p &&
 		   tlm__free_begin(&rc, E(.op = TLM_OP_FREE, .kind = TLM_KIND_DEVICE, .api = api,
 					   .flags = (uint16_t)(TLM_EVF_RUNTIME | fl), .addr = (uint64_t)(uintptr_t)p,
-					   .stream = (uint64_t)(uintptr_t)s, .device = tlm__free_device((uintptr_t)p)));
+					   .stream = (uint64_t)(uintptr_t)s, .device = TLM__DEV_OF_PTR));
 	cudaError_t r = f(p, s);
 	if (rec)
 		tlm__free_end(&rc, r);

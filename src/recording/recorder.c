@@ -290,6 +290,12 @@ bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
 	struct tlm__rt_claim c;
 	bool found = tlm__rt_claim(a->kind, a->addr, &c);
 	bool before = found && tlm__dm_before_free(&c);
+	/* where it lives, whichever device is current; the driver is asked (before
+	 * the record opens) only for an address the table does not know */
+	int16_t device = found			      ? c.device
+			 : a->device == TLM__DEV_CURRENT ? tlm__current_device()
+			 : a->device == TLM__DEV_OF_PTR  ? tlm__free_device(a->addr)
+							 : a->device;
 	t_claim = c; /* before the record opens: an abandon puts it back */
 	if (!tlm__rec_begin(rc, before)) {
 		tlm__rt_settle(&c, true); /* no event: the table forgets it as the report will */
@@ -297,8 +303,7 @@ bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
 	}
 	rc->claim = c;
 	fill(rc->ev, a);
-	if (found)
-		rc->ev->device = c.device; /* where it lives, whichever device is current */
+	rc->ev->device = device;
 	rc->ev->flags |= tlm__py_free_flags();
 	if (before)
 		tlm__dm_take(ext_slot(rc), TLM_DEVMEM_PEAK, TLM_DEVMEM_F_BEFORE, c.device);

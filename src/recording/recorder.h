@@ -43,6 +43,12 @@ struct tlm__evargs {
 	uint16_t flags, api;
 };
 void tlm__record(const struct tlm__evargs *a) TLM_HIDDEN;        /* alloc-like: after the call */
+/* A free's device in tlm__evargs, asked of the driver only when the table of
+ * live allocations does not know the address (where it lives otherwise): the
+ * current device, or tlm__free_device's answer. A driver call per free is
+ * most of what a free costs with stacks off. */
+#define TLM__DEV_CURRENT INT16_MIN
+#define TLM__DEV_OF_PTR (INT16_MIN + 1)
 bool tlm__free_begin(struct tlm__rec *r, const struct tlm__evargs *a) TLM_HIDDEN; /* before the real free */
 void tlm__free_end(struct tlm__rec *r, int32_t result) TLM_HIDDEN;
 

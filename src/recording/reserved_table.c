@@ -47,7 +47,14 @@ struct table {
 static struct table tabs[2];               /* [0] device addresses, [1] VMM handles */
 static const unsigned tab_bits[2] = {19, 16}; /* 12 MiB and 1.5 MiB of address space */
 static _Atomic uint64_t reserved[TLM__DM_DEVS];
-static _Atomic uint32_t gen_next = 1;
+/* Generations are taken by each thread in blocks (one shared atomic per
+ * GEN_BLOCK allocations, not one per allocation). A signal handler's
+ * allocation between the load and the store of t_gen can share its
+ * interrupted call's generation: two allocations, two addresses, so two
+ * slots; the generation tells apart only successive tenants of one slot. */
+#define GEN_BLOCK 4096u
+static _Atomic uint32_t gen_next = GEN_BLOCK;
+static TLM_TLS uint32_t t_gen, t_gen_end;
 static atomic_bool inexact, mapped;
 
 void tlm__rt_init(void)
@@ -110,8 +117,12 @@ bool tlm__rt_insert(unsigned kind, uint64_t addr, uint64_t size, int16_t device,
 		return false;
 	const struct table *t = &tabs[ns];
 	bool counted = kind != TLM_KIND_MANAGED;
+	if (TLM_UNLIKELY(t_gen == t_gen_end)) {
+		t_gen = atomic_fetch_add_explicit(&gen_next, GEN_BLOCK, memory_order_relaxed);
+		t_gen_end = t_gen + GEN_BLOCK;
+	}
 	uint64_t meta = (uint64_t)(uint16_t)device | (counted ? M_COUNTED : 0) | (uint64_t)S_LIVE << 17 |
-			(uint64_t)atomic_fetch_add_explicit(&gen_next, 1, memory_order_relaxed) << 32;
+			(uint64_t)t_gen++ << 32;
 	uint64_t h = hash(t, addr);
 	for (int attempt = 0; attempt < 4; attempt++) {
 		struct ent *free_slot = NULL;

@@ -17,12 +17,12 @@ _Atomic uint64_t tlm__seq;
 _Atomic uint32_t tlm__next_thread;
 _Atomic uint64_t tlm__lost_noring;
 
-static TLM_TLS struct tlm__ring *t_ring;
+TLM_TLS struct tlm__ring *tlm__t_ring;
 static size_t stk_size, writer_size;
 void tlm__ring_release(struct tlm__ring *r)
 {
-	if (t_ring == r)
-		t_ring = NULL;
+	if (tlm__t_ring == r)
+		tlm__t_ring = NULL;
 	atomic_store_explicit(&r->state, TLM__RING_EXITED, memory_order_release);
 }
 
@@ -114,30 +114,27 @@ static struct tlm__ring *ring_create(void)
 	return r;
 }
 
-struct tlm__ring *tlm__ring_self(bool *adopted)
+struct tlm__ring *tlm__ring_self_slow(bool *adopted)
 {
-	struct tlm__ring *r = t_ring;
-	if (TLM_LIKELY(r != NULL))
-		return r;
-	r = ring_recycle();
+	struct tlm__ring *r = ring_recycle();
 	if (!r)
 		r = ring_create();
 	if (!r)
 		return NULL;
 	ring_adopt(r);
 	*adopted = true;
-	t_ring = r;
+	tlm__t_ring = r;
 	return r;
 }
 
 struct tlm__ring *tlm__ring_peek(void)
 {
-	return t_ring;
+	return tlm__t_ring;
 }
 
 void tlm__ring_forget_self(void)
 {
-	t_ring = NULL;
+	tlm__t_ring = NULL;
 }
 
 /* In a forked child only the forking thread exists and none of the parent's
@@ -157,5 +154,5 @@ void tlm__ring_reset_all_child(void)
 	atomic_store(&tlm__seq, 0);
 	atomic_store(&tlm__next_thread, 0);
 	atomic_store(&tlm__lost_noring, 0);
-	t_ring = NULL;
+	tlm__t_ring = NULL;
 }

@@ -116,7 +116,13 @@ void tlm__ring_layout(size_t stk_bytes, size_t writer_bytes) TLM_HIDDEN;
  * set: the caller resets what it keeps in it, and calls tlm__ring_release
  * when the thread exits); NULL when no memory could be had (the event is
  * then counted as lost). */
-struct tlm__ring *tlm__ring_self(bool *adopted) TLM_HIDDEN;
+extern TLM_TLS struct tlm__ring *tlm__t_ring TLM_HIDDEN; /* this thread's, once it has one */
+struct tlm__ring *tlm__ring_self_slow(bool *adopted) TLM_HIDDEN;
+static inline struct tlm__ring *tlm__ring_self(bool *adopted)
+{
+	struct tlm__ring *r = tlm__t_ring; /* the fast path is inline: every event takes it */
+	return TLM_LIKELY(r != NULL) ? r : tlm__ring_self_slow(adopted);
+}
 /* Its owner is gone: the writer drains what is left and recycles it. Events
  * the thread makes after this (later TLS destructors) get a fresh ring. */
 void tlm__ring_release(struct tlm__ring *r) TLM_HIDDEN;
