@@ -35,6 +35,7 @@ struct tlm__config {
 	unsigned peak_ms;      /* TLM_DEBUG_PEAK_MS: at most one PEAK sample per device per this (1) */
 	unsigned table_slots;  /* TLM_DEBUG_TABLE_SLOTS: live-allocation table size (0: 2^19 and 2^16) */
 	bool nvml_off;         /* TLM_NVML=off: no NVML process lists */
+	bool debug_pause;      /* TLM_DEBUG_PAUSE=1: tlm_debug_pause() works (benchmarks only) */
 };
 enum tlm__cupti_mode { TLM__CUPTI_AUTO = 0, TLM__CUPTI_ON = 1, TLM__CUPTI_OFF = 2 };
 extern struct tlm__config tlm__cfg TLM_HIDDEN;

@@ -265,3 +265,38 @@ TLM_EXPORT int dlclose(void *handle)
 		tlm__writer_drain_sync_bounded(200);
 	return tlm__real_dlclose(handle);
 }
+
+/* ---- tlm_debug_pause: tlm's own cost inside one process ---------------- */
+
+_Atomic bool tlm__paused;
+
+/* For benchmarks (tests/bench/torch_zoo.py --tlm-ab): the program's steps
+ * are recorded and not, in turn, so that tlm's cost is read inside one
+ * process, as PyTorch's recorder's is, not as the difference of separate
+ * runs that a shared machine's noise swamps. A paused trace misses events,
+ * so it works only with TLM_DEBUG_PAUSE=1; otherwise it does nothing and
+ * returns -1. Pausing first drains what was recorded, on the calling thread,
+ * so that the writer's work for the recorded steps is done (and timed)
+ * before they count as ended. Not for use in a run whose trace matters. */
+TLM_EXPORT int tlm_debug_pause(int paused)
+{
+	load_config_once();
+	if (!tlm__cfg.debug_pause)
+		return -1;
+	if (paused)
+		tlm_debug_drain();
+	atomic_store_explicit(&tlm__paused, paused != 0, memory_order_relaxed);
+	return 0;
+}
+
+/* The same drain alone (TLM_DEBUG_PAUSE=1 only): the writer's work so far,
+ * done now on the calling thread. */
+TLM_EXPORT int tlm_debug_drain(void)
+{
+	load_config_once();
+	if (!tlm__cfg.debug_pause)
+		return -1;
+	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING)
+		tlm__writer_drain_sync();
+	return 0;
+}

@@ -9,7 +9,8 @@
  * configuration, the writer, the job's properties), so a process that never
  * touches CUDA leaves no file. In a child made without fork() (forkguard.h)
  * it first resets the inherited state, as the atfork child handler does.
- * Ends that skip destructors (_exit, signals) are exit_paths.h's.
+ * Ends that skip destructors (_exit, signals) are exit_paths.h's. With
+ * TLM_DEBUG_PAUSE=1 a benchmark may pause recording (tlm_debug_pause).
  */
 #ifndef TLM_REC_LIFECYCLE_H
 #define TLM_REC_LIFECYCLE_H
@@ -23,13 +24,20 @@ void tlm__config_ensure(void) TLM_HIDDEN; /* config read (the constructor may no
  * trace: the atfork child handler, and a child made without one. */
 void tlm__lifecycle_child_reset(void) TLM_HIDDEN;
 
+/* tlm_debug_pause (lifecycle.c): while set, the hooks pass calls through
+ * unrecorded; never set unless TLM_DEBUG_PAUSE=1 */
+extern _Atomic bool tlm__paused TLM_HIDDEN;
+/* exported, for benchmarks: 0, or -1 without TLM_DEBUG_PAUSE=1 */
+int tlm_debug_pause(int paused) TLM_EXPORT;
+int tlm_debug_drain(void) TLM_EXPORT;
+
 static inline bool tlm__recording(void)
 {
 	if (TLM_UNLIKELY(tlm__forkguard_raw_child()))
 		tlm__lifecycle_child_reset(); /* as after fork: this is the child's first event */
 	int s = atomic_load_explicit(&tlm__state, memory_order_acquire);
 	if (TLM_LIKELY(s == TLM__RUNNING || s == TLM__CLOSED))
-		return true;
+		return !TLM_UNLIKELY(atomic_load_explicit(&tlm__paused, memory_order_relaxed));
 	return s == TLM__OFF ? false : tlm__start_slow();
 }
 

@@ -11,6 +11,10 @@
 # --ab K: the recorder's cost paired in one process: K steps without it, K
 # with it, in turn, STEPS of each; prints "ab_cpu_ms OFF ON" (means), which
 # load on a shared machine disturbs far less than separate runs.
+# --tlm-ab K: the same for tlm, run under tlm with TLM_DEBUG_PAUSE=1: K steps
+# paused (libtlm.so's hooks pass the calls through), K recorded, in turn;
+# each recorded K ends with the writer's work for them drained (timed with
+# them); prints "tlm_ab_cpu_ms OFF ON".
 # Prints "step_cpu_ms MEAN MEDIAN N BLOCKS": the process's CPU time (all
 # threads, so tlm's writer counts) per step: the mean (all CPU of the N timed
 # steps over N, so work the writer thread batches counts) and the median, and
@@ -90,7 +94,13 @@ ap.add_argument("model", choices=sorted(LOOPS))
 ap.add_argument("--steps", type=int, default=50)
 ap.add_argument("--history", action="store_true")
 ap.add_argument("--ab", type=int, default=0)
+ap.add_argument("--tlm-ab", type=int, default=0)
 a = ap.parse_args()
+if a.tlm_ab:
+    import ctypes
+    libtlm = ctypes.CDLL(None)  # preloaded: its symbols are in the global scope
+    if not hasattr(libtlm, "tlm_debug_pause") or libtlm.tlm_debug_pause(0) != 0:
+        sys.exit("torch_zoo.py: --tlm-ab needs libtlm.so preloaded with TLM_DEBUG_PAUSE=1")
 dev = torch.device("cuda", 0)
 # the first optimizer imports torch's compiler stack: before any timing
 torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
@@ -128,6 +138,24 @@ if a.ab:
     torch.cuda.memory._record_memory_history(enabled=None)
     n = a.steps // a.ab * a.ab
     print("ab_cpu_ms %.4f %.4f" % (cost[False] * 1e3 / n, cost[True] * 1e3 / n))
+if a.tlm_ab:
+    cost = {False: 0.0, True: 0.0}
+    for i in range(2 * a.steps // a.tlm_ab):
+        on = i % 2 == 1
+        libtlm.tlm_debug_pause(0 if on else 1)
+        step()  # not timed: the switch
+        torch.cuda.synchronize()
+        libtlm.tlm_debug_drain()  # the switch step's events: not timed either
+        c = time.process_time()
+        for _ in range(a.tlm_ab):
+            step()
+        torch.cuda.synchronize()
+        if on:
+            libtlm.tlm_debug_drain()  # the writer's work for these steps
+        cost[on] += time.process_time() - c
+    libtlm.tlm_debug_pause(0)
+    n = a.steps // a.tlm_ab * a.tlm_ab
+    print("tlm_ab_cpu_ms %.4f %.4f" % (cost[False] * 1e3 / n, cost[True] * 1e3 / n))
 print("step_cpu_ms %.4f %.4f %d %.1f" % (total / a.steps, statistics.median(cpu), len(cpu), (n1 - n0) / a.steps))
 if a.history:
     torch.cuda.memory._record_memory_history(enabled=None)

@@ -60,6 +60,6 @@ for l in $loops; do
 		if (!n["tlm"] || !n["recorder"]) { print l ": incomplete"; exit }
 		t = med("tlm"); r = med("recorder")
 		printf "%s: tlm %.3f [%.3f-%.3f], recorder %.3f [%.3f-%.3f], ratio %.2f\n", l, t, lo["tlm"], hi["tlm"],
-			r, lo["recorder"], hi["recorder"], r > 0 ? t / r : 0
+			r, lo["recorder"], hi["recorder"], (r > 0) ? t / r : 0
 	}' "$tmp/all"
 done

@@ -287,6 +287,35 @@ static void test_stacks_off(void **s)
 	e2e_free(&t);
 }
 
+/* tlm_debug_pause works only with TLM_DEBUG_PAUSE=1: paused, the three middle
+ * pairs pass through unrecorded; without it the call does nothing */
+static void test_debug_pause(void **s)
+{
+	(void)s;
+	static const uint64_t sizes[2][10] = {{1000, 1000, 3000, 3000},
+					      {1000, 1000, 2000, 2000, 2000, 2000, 2000, 2000, 3000, 3000}};
+	for (int enabled = 1; enabled >= 0; enabled--) {
+		const char *args[] = {"pause", NULL};
+		const char *env[] = {enabled ? "TLM_DEBUG_PAUSE=1" : "TLM_DEBUG_PAUSE=0", NULL};
+		struct run r;
+		assert_int_equal(e2e_run(&r, args, env), 0);
+		expect_exit0(&r);
+		assert_int_equal(r.nnotes, 1);
+		assert_string_equal(r.notes[0], enabled ? "pause 0 resume 0" : "pause -1 resume -1");
+		struct trace t;
+		load_single(&r, &t);
+		size_t n = enabled ? 4 : 10;
+		assert_int_equal(t.nev, n);
+		assert_int_equal(t.lost, 0);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(t.ev[i].op, i % 2 ? TLM_OP_FREE : TLM_OP_ALLOC);
+			if (!(i % 2))
+				assert_int_equal(t.ev[i].size, sizes[!enabled][i]);
+		}
+		e2e_free(&t);
+	}
+}
+
 static void test_unwritable_output_leaves_program_alone(void **s)
 {
 	(void)s;
@@ -428,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_late_teardown),
 		cmocka_unit_test(test_bad_values_named_once),
 		cmocka_unit_test(test_stacks_off),
+		cmocka_unit_test(test_debug_pause),
 		cmocka_unit_test(test_unwritable_output_leaves_program_alone),
 		cmocka_unit_test(test_symlink_refused),
 		cmocka_unit_test(test_calls_before_constructor),

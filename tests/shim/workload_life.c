@@ -205,6 +205,23 @@ static int plugin(void)
 	return 0;
 }
 
+/* tlm_debug_pause (libtlm.so, TLM_DEBUG_PAUSE=1): a pair, three pairs
+ * paused, a pair; notes what each call of it returned (0, or -1 when it is
+ * not enabled, or "none" without libtlm.so) */
+static int pause_scenario(void)
+{
+	int (*pause)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "tlm_debug_pause");
+	void *p;
+	wl_check(cudaMalloc(&p, 1000) == 0 && cudaFree(p) == 0, "pair");
+	int rc_on = pause ? pause(1) : 2;
+	for (int i = 0; i < 3; i++)
+		wl_check(cudaMalloc(&p, 2000) == 0 && cudaFree(p) == 0, "paused pair");
+	int rc_off = pause ? pause(0) : 2;
+	wl_check(cudaMalloc(&p, 3000) == 0 && cudaFree(p) == 0, "pair");
+	wl_note("pause %d resume %d", rc_on, rc_off);
+	return 0;
+}
+
 int wl_edges(int argc, char **argv); /* workload_edges.c */
 
 int wl_lifecycle(int argc, char **argv)
@@ -230,5 +247,7 @@ int wl_lifecycle(int argc, char **argv)
 		return burst(arg_ul(argc, argv, 2, 10000));
 	if (!strcmp(s, "late"))
 		return late();
+	if (!strcmp(s, "pause"))
+		return pause_scenario();
 	return wl_edges(argc, argv);
 }
