@@ -43,30 +43,57 @@ else
 	status=1
 fi
 # Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
-# TLM_FUZZ_SECONDS (default 20: five harnesses within the suite's time) on a
-# copy of its seed corpus (reader, report and whatif read traces:
-# corpus/reader; diff reads report JSON: corpus/diff; job reads job and
-# report JSON and traces: corpus/job); any crash,
-# leak, hang (10 s per input) or sanitizer report fails the suite. The
-# reproducer is kept as build-fuzz/crash-<harness>-*.
+# TLM_FUZZ_SECONDS (default 20) on a copy of its seed corpus (reader, report
+# and whatif read traces: corpus/reader; diff reads report JSON: corpus/diff;
+# job reads job and report JSON and traces: corpus/job), as many at once as
+# there are cores (each harness is one process); any crash, leak, hang (10 s
+# per input) or sanitizer report fails the suite. The reproducer is kept as
+# build-fuzz/crash-<harness>-*.
+fuzz_one() { # HARNESS: runs it, leaves its verdict in build-fuzz/fuzz-HARNESS.rc
+	h=$1
+	case $h in diff | job) corpus=$h ;; *) corpus=reader ;; esac
+	work=$(mktemp -d)
+	cp "tests/fuzz/corpus/$corpus"/* "$work/"
+	rc=0
+	(cd build-fuzz && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		"./tests/fuzz/fuzz_$h" -max_total_time="$fuzz_s" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="crash-$h-" "$work" >"fuzz-$h.log" 2>&1) || rc=$?
+	echo $rc >"build-fuzz/fuzz-$h.rc"
+	rm -rf "$work"
+}
 if command -v clang >/dev/null 2>&1; then
 	fuzz_s=${TLM_FUZZ_SECONDS:-20}
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
 		{ cat build-fuzz.setup.log; status=1; summary count fuzz failed "$tally"; }
+	harnesses=
 	for h in reader report diff whatif job; do
-		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
-		case $h in diff | job) corpus=$h ;; *) corpus=reader ;; esac
-		# only the harnesses (and what they link) are built with clang
-		ninja -C build-fuzz "tests/fuzz/fuzz_$h" >build-fuzz.build.log 2>&1 ||
-			{ tail -60 build-fuzz.build.log; status=1; summary count fuzz failed "$tally"; continue; }
-		work=$(mktemp -d)
-		cp "tests/fuzz/corpus/$corpus"/* "$work/"
-		echo "tlm: fuzzing $h for ${fuzz_s}s"
-		if ! (cd build-fuzz && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-			"./tests/fuzz/fuzz_$h" -max_total_time="$fuzz_s" -timeout=10 -rss_limit_mb=2048 \
-			-print_final_stats=1 -artifact_prefix="crash-$h-" "$work" >"fuzz-$h.log" 2>&1); then
+		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] && harnesses="$harnesses $h"
+	done
+	# only the harnesses (and what they link) are built with clang
+	targets=
+	for h in $harnesses; do targets="$targets tests/fuzz/fuzz_$h"; done
+	if [ -n "$harnesses" ] && ! ninja -C build-fuzz -j "$jobs" $targets >build-fuzz.build.log 2>&1; then
+		tail -60 build-fuzz.build.log
+		status=1
+		summary count fuzz failed "$tally"
+		harnesses=
+	fi
+	set -- $harnesses
+	while [ $# -gt 0 ]; do
+		batch=
+		while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$jobs" ]; do
+			echo "tlm: fuzzing $1 for ${fuzz_s}s"
+			rm -f "build-fuzz/fuzz-$1.rc"
+			fuzz_one "$1" &
+			batch="$batch $!"
+			shift
+		done
+		for p in $batch; do wait "$p"; done
+	done
+	for h in $harnesses; do
+		if [ "$(cat "build-fuzz/fuzz-$h.rc" 2>/dev/null)" != 0 ]; then
 			tail -n 60 "build-fuzz/fuzz-$h.log"
 			echo "tlm: fuzz_$h found a crash: build-fuzz/crash-$h-*"
 			status=1
@@ -75,7 +102,6 @@ if command -v clang >/dev/null 2>&1; then
 			grep -E '^#[0-9]+[[:space:]]+DONE' "build-fuzz/fuzz-$h.log" || true
 			summary count fuzz passed "$tally"
 		fi
-		rm -rf "$work"
 	done
 else
 	echo "tlm: clang not found (tools/deps.sh installs it): the fuzzers did not run"
