@@ -54,15 +54,8 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "ms CPU per step (mean over $steps steps), median [min-max] of $rounds runs; added = median - plain's"
 for l in $loops; do
-	awk -v l="$l" '
+	awk -v l="$l" -f "$src/zoo_median.awk" -f - "$tmp/all" <<'AWK'
 	$1 == l { n[$2]++; x[$2, n[$2]] = $3; blocks = $5 }
-	function med(v,   k, i, j, t, a) {
-		k = n[v]
-		for (i = 1; i <= k; i++) a[i] = x[v, i]
-		for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		lo[v] = a[1]; hi[v] = a[k]
-		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-	}
 	END {
 		if (!n["plain"] || !n["tlm"] || !n["recorder"]) { print l ": incomplete"; exit }
 		p = med("plain"); t = med("tlm"); r = med("recorder")
@@ -75,5 +68,6 @@ for l in $loops; do
 			printf "  base %.3f [%.3f-%.3f]: added %.3f, ratio %.2f\n", q, lo["base"], hi["base"], q - p,
 				(r > p) ? (q - p) / (r - p) : 0
 		}
-	}' "$tmp/all"
+	}
+AWK
 done

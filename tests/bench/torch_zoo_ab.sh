@@ -47,19 +47,13 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "added ms CPU per step (ON - OFF in one process), median [min-max] of $rounds runs"
 for l in $loops; do
-	awk -v l="$l" '
+	awk -v l="$l" -f "$src/zoo_median.awk" -f - "$tmp/all" <<'AWK'
 	$1 == l { n[$2]++; x[$2, n[$2]] = $4 - $3 }
-	function med(v,   k, i, j, t, a) {
-		k = n[v]
-		for (i = 1; i <= k; i++) a[i] = x[v, i]
-		for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		lo[v] = a[1]; hi[v] = a[k]
-		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-	}
 	END {
 		if (!n["tlm"] || !n["recorder"]) { print l ": incomplete"; exit }
 		t = med("tlm"); r = med("recorder")
 		printf "%s: tlm %.3f [%.3f-%.3f], recorder %.3f [%.3f-%.3f], ratio %.2f\n", l, t, lo["tlm"], hi["tlm"],
 			r, lo["recorder"], hi["recorder"], (r > 0) ? t / r : 0
-	}' "$tmp/all"
+	}
+AWK
 done
