@@ -106,11 +106,22 @@ static __attribute__((noinline)) bool caller_regs(const struct tlm__stk_cache *c
 	return false;
 }
 
+/* Four slots a test: one branch where four would be, on the path every
+ * cache hit takes (a 36-frame stack notes about 70 slots). Reading up to
+ * three slots past a difference is safe: each was read by the walk that
+ * noted it, inside this thread's stack, whose pages stay mapped. */
 static bool slots_match(const struct tlm__sc_entry *e)
 {
-	for (uint32_t i = 0; i < e->nslot; i++)
-		if (*(const volatile uint64_t *)(uintptr_t)e->slot_addr[i] != e->slot_val[i])
+	const uint32_t n = e->nslot;
+	uint32_t i = 0;
+#define TLM__SLOT_DIFF(k) (*(const volatile uint64_t *)(uintptr_t)e->slot_addr[k] ^ e->slot_val[k])
+	for (; i + 4 <= n; i += 4)
+		if (TLM__SLOT_DIFF(i) | TLM__SLOT_DIFF(i + 1) | TLM__SLOT_DIFF(i + 2) | TLM__SLOT_DIFF(i + 3))
 			return false;
+	for (; i < n; i++)
+		if (TLM__SLOT_DIFF(i))
+			return false;
+#undef TLM__SLOT_DIFF
 	return true;
 }
 
