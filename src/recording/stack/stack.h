@@ -31,7 +31,7 @@ struct tlm__stk_entry {
 /* Per-thread cache of whole unwinds (x86-64): a stack seen before at the same
  * stack position is recognised by re-reading only the memory the unwinder
  * read (return-address and saved-frame-pointer slots), see stack.c. */
-#define TLM__SC_SETS 64u             /* power of two */
+#define TLM__SC_SETS 128u            /* power of two */
 #define TLM__SC_WAYS 4u              /* stacks kept per set: many share one caller position */
 #define TLM__SC_ENTRIES (TLM__SC_SETS * TLM__SC_WAYS)
 #define TLM__SC_DEPTH 128u           /* deeper stacks are not cached */

@@ -148,7 +148,7 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		c->cut = !c->cut;
 	}
 	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
-	struct tlm__sc_entry *set = &c->sc[(h >> 58 & (TLM__SC_SETS - 1)) * TLM__SC_WAYS], *e = NULL, *old = set;
+	struct tlm__sc_entry *set = &c->sc[(h >> (64 - __builtin_ctz(TLM__SC_SETS))) * TLM__SC_WAYS], *e = NULL, *old = set;
 	uint32_t now = ++c->tick;
 	/* the allocator's caller is one ip at a few stack positions: several
 	 * stacks share a key, and the first differing slot tells them apart */
