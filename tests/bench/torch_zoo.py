@@ -120,42 +120,45 @@ for _ in range(a.steps):
     cpu.append((time.process_time() - c) * 1e3)
 total = (time.process_time() - c0) * 1e3
 n1 = torch.cuda.memory_stats(dev).get("allocation.all.allocated", 0)
+
+def paired(k, turn, drain=None):
+    """K steps without the recorder and K with it, in turn, STEPS of each;
+    turn(on) switches it and an untimed step follows. drain (tlm's): run
+    untimed after that step, and timed after each recorded K (the writer's
+    work for those steps). Returns the mean CPU ms per step off and on."""
+    cost = {False: 0.0, True: 0.0}
+    for i in range(2 * a.steps // k):
+        on = i % 2 == 1
+        turn(on)
+        step()  # not timed: the switch
+        torch.cuda.synchronize()
+        if drain:
+            drain()
+        c = time.process_time()
+        for _ in range(k):
+            step()
+        torch.cuda.synchronize()
+        if drain and on:
+            drain()
+        cost[on] += time.process_time() - c
+    n = a.steps // k * k
+    return cost[False] * 1e3 / n, cost[True] * 1e3 / n
+
+
+def recorder(on):
+    if on:
+        torch.cuda.memory._record_memory_history(stacks="python")
+    else:
+        torch.cuda.memory._record_memory_history(enabled=None)
+
+
 if a.ab:
-    cost = {False: 0.0, True: 0.0}
-    for i in range(2 * a.steps // a.ab):
-        on = i % 2 == 1
-        if on:
-            torch.cuda.memory._record_memory_history(stacks="python")
-        else:
-            torch.cuda.memory._record_memory_history(enabled=None)
-        step()  # not timed: the switch
-        torch.cuda.synchronize()
-        c = time.process_time()
-        for _ in range(a.ab):
-            step()
-        torch.cuda.synchronize()
-        cost[on] += time.process_time() - c
-    torch.cuda.memory._record_memory_history(enabled=None)
-    n = a.steps // a.ab * a.ab
-    print("ab_cpu_ms %.4f %.4f" % (cost[False] * 1e3 / n, cost[True] * 1e3 / n))
+    print("ab_cpu_ms %.4f %.4f" % paired(a.ab, recorder))
+    recorder(False)
 if a.tlm_ab:
-    cost = {False: 0.0, True: 0.0}
-    for i in range(2 * a.steps // a.tlm_ab):
-        on = i % 2 == 1
-        libtlm.tlm_debug_pause(0 if on else 1)
-        step()  # not timed: the switch
-        torch.cuda.synchronize()
-        libtlm.tlm_debug_drain()  # the switch step's events: not timed either
-        c = time.process_time()
-        for _ in range(a.tlm_ab):
-            step()
-        torch.cuda.synchronize()
-        if on:
-            libtlm.tlm_debug_drain()  # the writer's work for these steps
-        cost[on] += time.process_time() - c
+    print("tlm_ab_cpu_ms %.4f %.4f" % paired(a.tlm_ab, lambda on: libtlm.tlm_debug_pause(0 if on else 1),
+                                            libtlm.tlm_debug_drain))
     libtlm.tlm_debug_pause(0)
-    n = a.steps // a.tlm_ab * a.tlm_ab
-    print("tlm_ab_cpu_ms %.4f %.4f" % (cost[False] * 1e3 / n, cost[True] * 1e3 / n))
 print("step_cpu_ms %.4f %.4f %d %.1f" % (total / a.steps, statistics.median(cpu), len(cpu), (n1 - n0) / a.steps))
 if a.history:
     torch.cuda.memory._record_memory_history(enabled=None)
