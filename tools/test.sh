@@ -67,13 +67,12 @@ if command -v clang >/dev/null 2>&1; then
 	[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
 		{ cat build-fuzz.setup.log; status=1; summary count fuzz failed "$tally"; }
-	harnesses=
+	harnesses= targets=
 	for h in reader report diff whatif job; do
-		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] && harnesses="$harnesses $h"
+		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
+		harnesses="$harnesses $h"
+		targets="$targets tests/fuzz/fuzz_$h" # only these (and what they link) are built with clang
 	done
-	# only the harnesses (and what they link) are built with clang
-	targets=
-	for h in $harnesses; do targets="$targets tests/fuzz/fuzz_$h"; done
 	if [ -n "$harnesses" ] && ! ninja -C build-fuzz -j "$jobs" $targets >build-fuzz.build.log 2>&1; then
 		tail -60 build-fuzz.build.log
 		status=1
@@ -82,12 +81,12 @@ if command -v clang >/dev/null 2>&1; then
 	fi
 	set -- $harnesses
 	while [ $# -gt 0 ]; do
-		batch=
-		while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$jobs" ]; do
+		batch= n=0
+		while [ $# -gt 0 ] && [ $n -lt "$jobs" ]; do
 			echo "tlm: fuzzing $1 for ${fuzz_s}s"
 			rm -f "build-fuzz/fuzz-$1.rc"
 			fuzz_one "$1" &
-			batch="$batch $!"
+			batch="$batch $!" n=$((n + 1))
 			shift
 		done
 		for p in $batch; do wait "$p"; done
