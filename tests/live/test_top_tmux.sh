@@ -28,6 +28,11 @@ sock=$dir/tmux.sock
 T() { tmux -S "$sock" -f /dev/null "$@"; }
 cleanup() { T kill-server 2>/dev/null; rm -rf "$dir"; }
 if [ -n "${TLM_TEST_KEEP:-}" ]; then echo "keeping $dir"; else trap cleanup EXIT; fi
+# A session that lives as long as the test keeps one tmux server up
+# throughout: when the last session is killed the server exits, and a
+# new-session sent while it is exiting reaches the dying server, fails with
+# "server exited unexpectedly" and starts none (seen in CI, under load).
+T new-session -d -s keep -x 20 -y 5 "sleep 3600"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
