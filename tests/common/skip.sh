@@ -45,5 +45,19 @@ tlm_skip() {
 	tlm_skip_case "$@" || exit 1
 	exit 77
 }
+# tlm_has_modules PYTHON MODULE...: PYTHON exists and finds each top-level
+# MODULE (importlib.util.find_spec: where it would load from, 20 ms), so a
+# test may use them. It does not import them: `import torch` alone costs 3 s
+# (torch, torchvision and transformers 5 s), and some twenty tests in each
+# stage checked that way before they ran it anyway. A venv that has torch but
+# cannot import it fails the test that uses it, rather than skipping.
+tlm_has_modules() {
+	_py=$1
+	shift
+	[ -x "$_py" ] || return 1
+	env -u LD_LIBRARY_PATH -u LD_PRELOAD "$_py" -c '
+import importlib.util, sys
+sys.exit(any(importlib.util.find_spec(m) is None for m in sys.argv[1:]))' "$@" >/dev/null 2>&1
+}
 # run as a command (C and Python tests); sourced, it only defines the functions
 case ${0##*/} in skip.sh) [ $# -ge 2 ] && tlm_skip "$@" ;; esac

@@ -21,7 +21,7 @@ if [ "${1:-}" = "--viz" ]; then
 	for p in "${TLM_TORCH_PYTHON:-}" "${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python" "${TLM_VIZ_VENV:-/root/.cache/tlm/viz-venv}/bin/python"; do
 		# without the test's LD_LIBRARY_PATH: torch must load its own CUDA libraries, not
 		# the simulated (in a sanitized build, sanitized) ones; it reads files only here
-		[ -n "$p" ] && [ -x "$p" ] && env -u LD_LIBRARY_PATH "$p" -c 'import torch.cuda._memory_viz' >/dev/null 2>&1 &&
+		[ -n "$p" ] && tlm_has_modules "$p" torch &&
 			{ py=$p; break; }
 	done
 	[ -n "$py" ] || tlm_skip torch-venv "no python imports torch (tools/torch-venv.sh, or set TLM_TORCH_PYTHON): PyTorch's memory_viz did not read tlm's snapshots"

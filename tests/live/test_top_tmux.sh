@@ -122,7 +122,7 @@ T kill-session -t run
 # ---- 3: real PyTorch -------------------------------------------------------
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
-if [ ! -x "$py" ] || ! env -u LD_PRELOAD -u LD_LIBRARY_PATH "$py" -c 'import torch' >/dev/null 2>&1; then
+if ! tlm_has_modules "$py" torch; then
 	tlm_skip_case torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): part 3, tlm top on real PyTorch, not tested" || fail=1
 else
 	mkdir "$dir/c"

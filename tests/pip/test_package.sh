@@ -79,7 +79,7 @@ check "cmp -s '$tmp/inst.json' '$tmp/build.json'"
 check "'$py' -c 'import json,sys; d=json.load(open(sys.argv[1]))[\"devices\"][0]; sys.exit(d[\"peak_allocated_bytes\"] != 12 << 20)' '$tmp/inst.json'"
 
 # a real PyTorch loop
-if [ -x "$torch_py" ] && env -u LD_PRELOAD "$torch_py" -c 'import torch' >/dev/null 2>&1; then
+if tlm_has_modules "$torch_py" torch; then
 	# PyTorch's exit abort closed at exit (tests/common/torch_settle.py, beside loop.py)
 	cp "$src/tests/common/torch_settle.py" "$tmp/"
 	cat >"$tmp/loop.py" <<'PY'

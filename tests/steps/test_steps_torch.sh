@@ -10,7 +10,7 @@ tlm=$1 src=$2
 rec=${TLM_TEST_RECORDER:-$tlm}
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
-if [ ! -x "$venv/bin/python" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+if ! tlm_has_modules "$venv/bin/python" torch; then
 	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): real-PyTorch steps not tested"
 fi
 "$rec" run --help 2>&1 | grep -q -- --simulate || tlm_skip simulate "tlm run has no --simulate: real-PyTorch steps not tested"

@@ -12,7 +12,7 @@ group=$1 tlm=$2 phases=$3 src=$4
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 if [ "$group" != native ]; then
-	if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch, torchvision, transformers' >/dev/null 2>&1; then
+	if ! tlm_has_modules "$py" torch torchvision transformers; then
 		tlm_skip torch-venv "no PyTorch venv with torchvision and transformers at $venv (tools/torch-venv.sh): verdicts '$group' not run"
 	fi
 else

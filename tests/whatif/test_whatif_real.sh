@@ -14,7 +14,7 @@ set -eu
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
-if ! [ -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
+if ! tlm_has_modules "$py" torch; then
 	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): tlm whatif not checked against the real allocator"
 fi
 "$TLM_TEST_TLM" run --help 2>/dev/null | grep -q -- --simulate ||

@@ -18,7 +18,7 @@ case=$1 tlm=$2 src=$3
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
-if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch.distributed' >/dev/null 2>&1; then
+if ! tlm_has_modules "$py" torch; then
 	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): real-torchrun test '$case' not run"
 fi
 case $case in

@@ -12,7 +12,7 @@ tlm=$1 dump=$2 src=$3
 venv=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}
 py=$venv/bin/python
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../../common}/skip.sh"
-if [ ! -x "$py" ] || ! env -u LD_LIBRARY_PATH -u LD_PRELOAD "$py" -c 'import torch' >/dev/null 2>&1; then
+if ! tlm_has_modules "$py" torch; then
 	tlm_skip torch-venv "no PyTorch venv at $venv (tools/torch-venv.sh): the simulated device's claims not tested"
 fi
 tmp=$(mktemp -d)
