@@ -4,6 +4,7 @@
  * table of live device allocations, and the plain allocation entry points
  * (cuMemAlloc/Pitch/Free, managed and pinned host memory, cuMemGetInfo).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -169,11 +170,19 @@ CUresult simi_cuMemFree_v2(CUdeviceptr dptr)
 {
 	/* TLM_SIM_SLOW_FREE_MS: on a thread named "slowfree", cuMemFree_v2
 	 * blocks that long first (a free that waits, as a device synchronisation
-	 * does); for tests of threads stuck inside a free */
-	const char *slow = getenv("TLM_SIM_SLOW_FREE_MS");
+	 * does); for tests of threads stuck inside a free. Read once: a getenv
+	 * per free was 180 of a free's instructions (callgrind, bench_shim).
+	 * Threads racing on the first read store the same value. */
+	static _Atomic long slow_ms = -1; /* -1: not read yet; 0: off */
+	long ms = atomic_load_explicit(&slow_ms, memory_order_relaxed);
+	if (ms < 0) {
+		const char *slow = getenv("TLM_SIM_SLOW_FREE_MS");
+		ms = slow && *slow ? atol(slow) : 0;
+		ms = ms > 0 ? ms : 0;
+		atomic_store_explicit(&slow_ms, ms, memory_order_relaxed);
+	}
 	char name[16] = "";
-	if (slow && *slow && prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && !strcmp(name, "slowfree")) {
-		long ms = atol(slow);
+	if (ms > 0 && prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && !strcmp(name, "slowfree")) {
 		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 		nanosleep(&ts, NULL); /* a cancellation point */
 	}
