@@ -170,8 +170,8 @@ CUresult simi_cuMemFree_v2(CUdeviceptr dptr)
 {
 	/* TLM_SIM_SLOW_FREE_MS: on a thread named "slowfree", cuMemFree_v2
 	 * blocks that long first (a free that waits, as a device synchronisation
-	 * does); for tests of threads stuck inside a free. Read once: a getenv
-	 * per free was 180 of a free's instructions (callgrind, bench_shim).
+	 * does); for tests of threads stuck inside a free. Read once: getenv and
+	 * its strncmp were 539 instructions per free (callgrind, bench_shim).
 	 * Threads racing on the first read store the same value. */
 	static _Atomic long slow_ms = -1; /* -1: not read yet; 0: off */
 	long ms = atomic_load_explicit(&slow_ms, memory_order_relaxed);
