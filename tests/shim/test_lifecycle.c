@@ -38,6 +38,27 @@ static void load_single(const struct run *r, struct trace *t)
 /* Replays a trace: an allocation must not hit a live address and a free must
  * hit one. Any ordering error (a free written after the reallocation of its
  * address by another thread) shows up here. */
+/* one event, for a failure's context */
+static void say_event(const struct trace *t, size_t i, const char *mark)
+{
+	const struct tlm_event *e = &t->ev[i];
+	fprintf(stderr, "  %s #%zu%s: op %u kind %u addr %#llx size %llu thread %u flags %#x result %d t %llu\n", mark, i,
+		i + t->events_after_end >= t->nev ? " (after END)" : "", e->op, e->kind, (unsigned long long)e->addr,
+		(unsigned long long)e->size, e->thread, e->flags, e->result, (unsigned long long)e->time_ns);
+}
+
+/* The events around the first few errors go to stderr: a rare failure in
+ * CI explains itself (which thread, before or after END, written late). */
+static void say_error(const struct trace *t, size_t i, size_t nerr, const char *what)
+{
+	if (nerr > 3)
+		return;
+	fprintf(stderr, "ordering error %zu: %s at event %zu of %zu (%zu after END, %llu lost)\n", nerr, what, i, t->nev,
+		t->events_after_end, (unsigned long long)t->lost);
+	for (size_t k = i > 4 ? i - 4 : 0; k < t->nev && k <= i + 2; k++)
+		say_event(t, k, k == i ? ">>" : "  ");
+}
+
 static size_t ordering_errors(const struct trace *t)
 {
 	size_t cap = 1 << 16, err = 0;
@@ -51,13 +72,13 @@ static size_t ordering_errors(const struct trace *t)
 			for (j = h; live[j] && live[j] != e->addr; j = (j + 1) % cap)
 				;
 			if (live[j] == e->addr)
-				err++;
+				say_error(t, i, ++err, "allocated while live");
 			live[j] = e->addr;
 		} else if (e->op == TLM_OP_FREE) {
 			for (j = h; live[j] && live[j] != e->addr; j = (j + 1) % cap)
 				;
 			if (live[j] != e->addr) {
-				err++;
+				say_error(t, i, ++err, "freed while not live");
 				continue;
 			}
 			/* delete with backward shift */
