@@ -296,8 +296,22 @@ static int late(void)
 	return 0;
 }
 
+/* Under the ThreadSanitizer suite (libtsan preloaded): GCC 12's runtime
+ * makes a thread's signal context on its first blocking call (here main's
+ * first pthread_join) with a plain store, not a compare-and-swap, so a
+ * signal that comes while it does so is armed in a context that is then
+ * overwritten: never delivered, the workload runs on unsignalled (later
+ * runtimes use a CAS). A zero sleep is a blocking call: main has its
+ * context before the test can signal it (before the trace exists). */
+static void settle_signal_context(void)
+{
+	struct timespec zero = {0, 0};
+	nanosleep(&zero, NULL);
+}
+
 int main(int argc, char **argv)
 {
+	settle_signal_context();
 	if (argc < 2)
 		die("usage: hw_workload busy|forkstorm|sigstorm|late [ARGS]");
 	unsigned a = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 4;
