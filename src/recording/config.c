@@ -91,6 +91,7 @@ void tlm__config_load(void)
 	parse_bool("TLM_DEBUG_STACK_STATS", &c.stack_stats);
 	parse_bool("TLM_DEBUG_PAUSE", &c.debug_pause);
 	parse_bool("TLM_STACK_PAST_PYTHON", &c.stack_past_python);
+	parse_bool("TLM_BLOCK_NATIVE_STACKS", &c.block_native);
 	parse_bool("TLM_DROP", &c.drop);
 	parse_bool("TLM_COMPRESS", &c.compress);
 	parse_bool("TLM_SIGNALS", &c.signals);

@@ -29,6 +29,7 @@ struct tlm__config {
 	bool stack_stats;      /* TLM_DEBUG_STACK_STATS: unwind cache hits and misses at exit */
 	bool summary;          /* TLM_SUMMARY: end-of-run report on stderr */
 	bool stack_past_python; /* TLM_STACK_PAST_PYTHON=1: native stacks go on past the interpreter */
+	bool block_native;      /* TLM_BLOCK_NATIVE_STACKS=1: allocator blocks on Python threads unwound too */
 	bool python_off;       /* TLM_PYTHON=off: no Python stacks or GC flags */
 	int cupti;             /* TLM_CUPTI: enum tlm__cupti_mode */
 	char cupti_library[4096]; /* TLM_CUPTI_LIBRARY: this libcupti, no search */

@@ -105,12 +105,23 @@ static void count_lost(struct tlm__ring *r)
 		atomic_fetch_add_explicit(&tlm__lost_noring, 1, memory_order_relaxed);
 }
 
-enum { ST_NONE, ST_PYTHON, ST_ALL };
+/* ST_PYTHON_ELSE_ALL: the Python frames, and the native unwind only where
+ * there are none (recorder.h, tlm__rec_begin_block) */
+enum { ST_NONE, ST_PYTHON, ST_ALL, ST_PYTHON_ELSE_ALL };
 static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks);
 
 bool tlm__rec_begin(struct tlm__rec *rc, bool ext)
 {
 	return rec_begin(rc, ext, ST_ALL);
+}
+
+/* An allocator's block allocation on a Python thread: its Python frames
+ * name it (PyTorch's own recorder keeps those alone), and the unwind
+ * through c10 and ATen under them was a fifth of the capture's cost on a
+ * training step (recorder.h) */
+bool tlm__rec_begin_block(struct tlm__rec *rc, bool ext)
+{
+	return rec_begin(rc, ext, tlm__cfg.block_native ? ST_ALL : ST_PYTHON_ELSE_ALL);
 }
 
 /* An allocator's block free: its Python frames (the line that dropped the
@@ -152,6 +163,10 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 			sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
 		}
 		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
+		if (stacks == ST_PYTHON_ELSE_ALL && !pyid) {
+			tlm__py_ready();
+			sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
+		}
 	}
 	uint32_t need = 1 + (ext ? 1 : 0) + (fresh ? 1 + (depth * 8 + 63) / 64 : 0) + (pyfresh ? pyslots : 0);
 	uint64_t size = (uint64_t)r->mask + 1;

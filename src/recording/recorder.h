@@ -32,6 +32,10 @@ struct tlm__rec {
 bool tlm__rec_begin(struct tlm__rec *r, bool ext) TLM_HIDDEN;
 /* the same with the Python frames only (native stack id 0; 0 off a Python thread) */
 bool tlm__rec_begin_pyonly(struct tlm__rec *r) TLM_HIDDEN;
+/* An allocator block's: its Python frames, and a native unwind only off a
+ * Python thread (as PyTorch's autograd threads), where nothing else names
+ * the call; with TLM_BLOCK_NATIVE_STACKS=1 both, as tlm__rec_begin. */
+bool tlm__rec_begin_block(struct tlm__rec *r, bool ext) TLM_HIDDEN;
 void tlm__rec_commit(struct tlm__rec *r) TLM_HIDDEN;
 
 /* what a hook knows about one call */
