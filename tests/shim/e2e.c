@@ -288,14 +288,21 @@ const struct tlm_rec_module *e2e_module_of(const struct trace *t, uint64_t ip)
 	return NULL;
 }
 
+void e2e_say_event(const struct trace *t, size_t i, const char *mark)
+{
+	const struct tlm_event *e = &t->ev[i];
+	fprintf(stderr, "  %s %zu%s: op %u kind %u api %s addr %#llx size %llu thread %u flags %#x res %d t %llu\n", mark,
+		i, i + t->events_after_end >= t->nev ? " (after END)" : "", e->op, e->kind, tlm_api_name(e->api),
+		(unsigned long long)e->addr, (unsigned long long)e->size, e->thread, e->flags, e->result,
+		(unsigned long long)e->time_ns);
+}
+
 int e2e_compare(const struct trace *t, const struct truth_ev *tr, size_t n)
 {
 	if (t->nev != n) {
 		fprintf(stderr, "e2e: %zu events recorded, %zu expected\n", t->nev, n);
 		for (size_t i = 0; i < t->nev; i++)
-			fprintf(stderr, "  got %zu: op %u kind %u api %s addr %llx size %llu res %d\n", i, t->ev[i].op,
-				t->ev[i].kind, tlm_api_name(t->ev[i].api), (unsigned long long)t->ev[i].addr,
-				(unsigned long long)t->ev[i].size, t->ev[i].result);
+			e2e_say_event(t, i, "got");
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -62,6 +62,9 @@ void e2e_free(struct trace *t);
 const char *e2e_note(const struct run *r, const char *key); /* value after "key " */
 /* Module record that contains ip, or NULL. */
 const struct tlm_rec_module *e2e_module_of(const struct trace *t, uint64_t ip);
+/* One line on stderr for event i: its fields, its thread and flags, and
+ * whether it came after END; mark starts the line ("got", ">>"). */
+void e2e_say_event(const struct trace *t, size_t i, const char *mark);
 /* Compares trace events with truth field by field; prints the first difference. */
 int e2e_compare(const struct trace *t, const struct truth_ev *tr, size_t n);
 

@@ -35,18 +35,6 @@ static void load_single(const struct run *r, struct trace *t)
 	assert_int_equal(t->nerrors, 0);
 }
 
-/* Replays a trace: an allocation must not hit a live address and a free must
- * hit one. Any ordering error (a free written after the reallocation of its
- * address by another thread) shows up here. */
-/* one event, for a failure's context */
-static void say_event(const struct trace *t, size_t i, const char *mark)
-{
-	const struct tlm_event *e = &t->ev[i];
-	fprintf(stderr, "  %s #%zu%s: op %u kind %u addr %#llx size %llu thread %u flags %#x result %d t %llu\n", mark, i,
-		i + t->events_after_end >= t->nev ? " (after END)" : "", e->op, e->kind, (unsigned long long)e->addr,
-		(unsigned long long)e->size, e->thread, e->flags, e->result, (unsigned long long)e->time_ns);
-}
-
 /* The events around the first few errors go to stderr: a rare failure in
  * CI explains itself (which thread, before or after END, written late). */
 static void say_error(const struct trace *t, size_t i, size_t nerr, const char *what)
@@ -56,9 +44,12 @@ static void say_error(const struct trace *t, size_t i, size_t nerr, const char *
 	fprintf(stderr, "ordering error %zu: %s at event %zu of %zu (%zu after END, %llu lost)\n", nerr, what, i, t->nev,
 		t->events_after_end, (unsigned long long)t->lost);
 	for (size_t k = i > 4 ? i - 4 : 0; k < t->nev && k <= i + 2; k++)
-		say_event(t, k, k == i ? ">>" : "  ");
+		e2e_say_event(t, k, k == i ? ">>" : "  ");
 }
 
+/* Replays a trace: an allocation must not hit a live address and a free must
+ * hit one. Any ordering error (a free written after the reallocation of its
+ * address by another thread) shows up here. */
 static size_t ordering_errors(const struct trace *t)
 {
 	size_t cap = 1 << 16, err = 0;
