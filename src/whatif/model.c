@@ -481,10 +481,12 @@ struct tlm_wi_model *tlm_wi_model_new(const struct tlm_wi_settings *s, const str
 		return NULL;
 	m->s = *s;
 	m->drv = *drv;
-	m->device_total = device_total;
+	/* no device has more; a damaged trace's size must not wrap an
+	 * expandable range's length (1 1/8 of it) */
+	m->device_total = device_total < TLM_WI_MAX_REQUEST ? device_total : TLM_WI_MAX_REQUEST;
 	/* newer PyTorch keeps no maximum (and collects no garbage) at 1.0 */
 	m->set_fraction = s->fraction > 0 && s->fraction < 1;
-	m->allowed_max = (uint64_t)(s->fraction * (double)device_total);
+	m->allowed_max = (uint64_t)(s->fraction * (double)m->device_total);
 	m->small.small = true;
 	m->small.blocks.by_size = m->large.blocks.by_size = true;
 	m->small.blocks.by_reg = m->large.blocks.by_reg = s->ties_by_segment;

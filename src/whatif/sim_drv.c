@@ -81,7 +81,7 @@ void tlm__wi_sim_log_pop(struct wi_sim *s)
  * end, and this keeps them from walking every range). */
 static uint64_t page_up(uint64_t v)
 {
-	return (v + WI_PAGE - 1) / WI_PAGE * WI_PAGE;
+	return v > UINT64_MAX - WI_PAGE + 1 ? UINT64_MAX : (v + WI_PAGE - 1) / WI_PAGE * WI_PAGE;
 }
 
 static size_t first_from(const struct wi_sim *s, uint64_t start)
@@ -124,18 +124,35 @@ static int va_insert(struct wi_sim *s, uint64_t start, uint64_t len)
 	return 0;
 }
 
-/* First fit at the lowest free address from the base. */
-static uint64_t va_find(const struct wi_sim *s, uint64_t len)
+/* First fit from at, over the ranges from i on; -1 when none fits below the
+ * top of the address space. */
+static int fit_from(const struct wi_sim *s, size_t i, uint64_t at, uint64_t len, uint64_t *addr)
 {
-	uint64_t at = s->hint_at > s->va_base ? s->hint_at : s->va_base;
-	for (size_t i = s->hint_i; i < s->nlive; i++) {
+	for (; i < s->nlive; i++) {
 		if (s->live[i].end <= at)
 			continue;
+		if (at + len < at)
+			return -1;
 		if (s->live[i].start >= at + len)
 			break;
 		at = page_up(s->live[i].end);
 	}
-	return at;
+	if (at + len < at || at == UINT64_MAX)
+		return -1;
+	*addr = at;
+	return 0;
+}
+
+/* First fit at the lowest free address from the base, else from the bottom
+ * of the address space (a damaged trace's lowest address can be near the
+ * top: wrapping past it would hand out one address twice); -1 when the whole
+ * space is taken. Address 0 is never handed out. */
+static int va_find(const struct wi_sim *s, uint64_t len, uint64_t *addr)
+{
+	uint64_t at = s->hint_at > s->va_base ? s->hint_at : s->va_base;
+	if (!fit_from(s, s->hint_i, at, len, addr))
+		return 0;
+	return fit_from(s, 0, WI_PAGE, len, addr);
 }
 
 static void va_remove(struct wi_sim *s, uint64_t start)
@@ -164,8 +181,8 @@ static bool va_free_at(const struct wi_sim *s, uint64_t start, uint64_t len)
 }
 
 /* The recorded address of the next segment (what = SEG_ALLOC or RESERVE) when
- * its size agrees; else a first fit. */
-static uint64_t place(struct wi_sim *s, uint8_t what, uint64_t size)
+ * its size agrees; else a first fit. -1: no room. */
+static int place(struct wi_sim *s, uint8_t what, uint64_t size, uint64_t *addr)
 {
 	struct wi_fifo *q = what == WI_SEG_ALLOC ? s->oracle_seg : s->oracle_res;
 	if (q && q->n) {
@@ -174,10 +191,12 @@ static uint64_t place(struct wi_sim *s, uint8_t what, uint64_t size)
 		/* a reserved range's size follows the device's size, which the trace
 		 * may not tell: the k-th range keeps its place whatever its size */
 		/* never over a live range (a damaged trace may say so) */
-		if ((o.size == size || what == WI_RESERVE) && va_free_at(s, o.addr, pages_of(size) * WI_PAGE))
-			return o.addr;
+		if ((o.size == size || what == WI_RESERVE) && va_free_at(s, o.addr, pages_of(size) * WI_PAGE)) {
+			*addr = o.addr;
+			return 0;
+		}
 	}
-	return va_find(s, (size + WI_PAGE - 1) / WI_PAGE * WI_PAGE);
+	return va_find(s, pages_of(size) * WI_PAGE, addr);
 }
 
 static int seg_alloc(void *ctx, uint64_t size, uint64_t *addr)
@@ -187,7 +206,10 @@ static int seg_alloc(void *ctx, uint64_t size, uint64_t *addr)
 		log_ev(s, WI_SEG_FAIL, 0, size);
 		return -1;
 	}
-	*addr = place(s, WI_SEG_ALLOC, size);
+	if (place(s, WI_SEG_ALLOC, size, addr)) {
+		log_ev(s, WI_SEG_FAIL, 0, size);
+		return -1;
+	}
 	if (va_insert(s, *addr, pages_of(size) * WI_PAGE))
 		s->nomem = true;
 	s->used_pages += pages_of(size);
@@ -207,7 +229,8 @@ static int va_reserve(void *ctx, uint64_t size, uint64_t align, uint64_t *addr)
 {
 	struct wi_sim *s = ctx;
 	(void)align;
-	*addr = place(s, WI_RESERVE, size);
+	if (place(s, WI_RESERVE, size, addr))
+		return -1;
 	if (va_insert(s, *addr, pages_of(size) * WI_PAGE))
 		s->nomem = true;
 	log_ev(s, WI_RESERVE, *addr, size);
@@ -267,7 +290,8 @@ int tlm__wi_sim_take(struct wi_sim *s, uint64_t size, uint64_t *addr)
 {
 	if (size > TLM_WI_MAX_REQUEST || (s->cap_pages && s->used_pages + pages_of(size) > s->cap_pages))
 		return -1;
-	*addr = va_find(s, pages_of(size) * WI_PAGE);
+	if (va_find(s, pages_of(size) * WI_PAGE, addr))
+		return -1;
 	if (va_insert(s, *addr, pages_of(size) * WI_PAGE))
 		s->nomem = true;
 	s->used_pages += pages_of(size);

@@ -432,6 +432,48 @@ static void test_request_bounds(void **state)
 	tlm__wi_sizes_free(&z);
 }
 
+/* A damaged trace whose lowest address is 3 pages below the top of the
+ * 64-bit space: a first fit never wraps past the top (that handed one address
+ * out twice); with no room above the base it starts again from the bottom.
+ * Neither address 0 nor the top page is handed out (a range ending at 2^64
+ * has no end address). */
+static void test_address_space_top(void **state)
+{
+	(void)state;
+	struct wi_sim s;
+	uint64_t a = 0, b = 0, c = 0;
+	const uint64_t top3 = 0 - 3 * WI_PAGE;
+	tlm__wi_sim_init(&s, 0, top3);
+	assert_int_equal(tlm__wi_sim_take(&s, 2 * WI_PAGE, &a), 0);
+	assert_int_equal(a, top3);
+	assert_int_equal(tlm__wi_sim_take(&s, 2 * WI_PAGE, &b), 0);
+	assert_int_equal(b, WI_PAGE);
+	assert_int_equal(tlm__wi_sim_take(&s, WI_PAGE, &c), 0);
+	assert_int_equal(c, 3 * WI_PAGE);
+	tlm__wi_sim_fini(&s);
+}
+
+/* A damaged trace's device size, 2^64 - 1 B: an expandable range is 1 1/8 of
+ * the device (CUDACachingAllocator.cpp), which wrapped to 2 EiB and let the
+ * large pool's range start inside the small pool's. The model takes no device
+ * over 1 PiB (TLM_WI_MAX_REQUEST: no larger request can succeed): the small
+ * range is 1 1/8 PiB = 2^50 + 2^47 B, a whole number of 2 MiB pages; the
+ * large one follows it, in 20 MiB pages: ceil(1207959552 MiB / 20 MiB) =
+ * 60397978 pages = 1207959560 MiB. */
+static void test_device_size_bounded(void **state)
+{
+	(void)state;
+	struct fx f;
+	const uint64_t small_range = (1ull << 50) + (1ull << 47);
+	setup_fx(&f, "expandable_segments:True", UINT64_MAX);
+	assert_int_equal(get(&f, 4096, NULL), BASE);
+	assert_int_equal(get(&f, 30 * MiB, NULL), BASE + small_range);
+	log_is(&f, 0, WI_RESERVE, BASE, small_range);
+	log_is(&f, 1, WI_MAP, BASE, 2 * MiB);
+	log_is(&f, 2, WI_RESERVE, BASE + small_range, 1207959560ull * MiB);
+	teardown_fx(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +490,8 @@ int main(void)
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_request_bounds),
+		cmocka_unit_test(test_address_space_top),
+		cmocka_unit_test(test_device_size_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
