@@ -93,18 +93,18 @@ static void atfork_child(void)
 {
 	if (tlm__fork_mark && *tlm__fork_mark)
 		return; /* reset already, at a CUDA call from an earlier atfork handler */
-	tlm__lifecycle_child_reset();
+	tlm__lifecycle_child_reset(false);
 }
 
 /* A child starts with only the forking thread and none of the parent's
  * trace; also run for a child made without atfork handlers (forkguard.c). */
-void tlm__lifecycle_child_reset(void)
+void tlm__lifecycle_child_reset(bool raw)
 {
 	tlm__forkguard_arm();
 	tlm__stack_atfork_done();
 	tlm__exit_paths_child();
 	tlm__rec_atfork_child();
-	tlm__writer_atfork_child();
+	tlm__writer_atfork_child(raw);
 	tlm__job_props_forked();
 }
 
@@ -113,7 +113,7 @@ void tlm__lifecycle_child_reset(void)
 static bool mine(void)
 {
 	if (tlm__forkguard_raw_child())
-		tlm__lifecycle_child_reset();
+		tlm__lifecycle_child_reset(true);
 	return tlm__forkguard_owner();
 }
 

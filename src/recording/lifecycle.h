@@ -21,8 +21,9 @@
 bool tlm__start_slow(void) TLM_HIDDEN;
 void tlm__config_ensure(void) TLM_HIDDEN; /* config read (the constructor may not have run yet) */
 /* A child starts with only the forking thread and none of the parent's
- * trace: the atfork child handler, and a child made without one. */
-void tlm__lifecycle_child_reset(void) TLM_HIDDEN;
+ * trace: the atfork child handler (raw false), and a child made without one
+ * (raw true: it writes its trace without a thread, writer.h). */
+void tlm__lifecycle_child_reset(bool raw) TLM_HIDDEN;
 
 /* tlm_debug_pause (lifecycle.c): while set, the hooks pass calls through
  * unrecorded; never set unless TLM_DEBUG_PAUSE=1 */
@@ -34,7 +35,7 @@ int tlm_debug_drain(void) TLM_EXPORT;
 static inline bool tlm__recording(void)
 {
 	if (TLM_UNLIKELY(tlm__forkguard_raw_child()))
-		tlm__lifecycle_child_reset(); /* as after fork: this is the child's first event */
+		tlm__lifecycle_child_reset(true); /* as after fork: this is the child's first event */
 	int s = atomic_load_explicit(&tlm__state, memory_order_acquire);
 	if (TLM_LIKELY(s == TLM__RUNNING || s == TLM__CLOSED))
 		return !TLM_UNLIKELY(atomic_load_explicit(&tlm__paused, memory_order_relaxed));

@@ -90,6 +90,10 @@ static bool wait_for_space(struct tlm__ring *r, uint64_t head, uint32_t need)
 			tlm__writer_drain_sync();
 			continue;
 		}
+		if (tlm__writer_threadless()) { /* no thread will drain (a raw-fork child, writer.h) */
+			tlm__writer_help_drain();
+			continue;
+		}
 		tlm__writer_kick();
 		struct timespec to = {0, 2000000};
 		if (futex(&r->wake, FUTEX_WAIT_PRIVATE, w, &to) != 0 && errno == ETIMEDOUT)

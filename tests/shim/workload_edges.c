@@ -190,16 +190,36 @@ static int fsize(void)
 	return 0;
 }
 
-/* a child made by the raw system call: no atfork handlers */
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* a child made by the raw system call: no atfork handlers. It records
+ * RAWFORK_PAIRS pairs of 4242 B between its 31337 B block's allocation and
+ * free, enough to fill a small ring many times over. */
+#define RAWFORK_PAIRS 3000
 static int rawfork(void)
 {
 	allocs(2, 7000);
 	fflush(NULL);
 	long c = syscall(SYS_fork);
 	if (c == 0) {
-		void *q;
+		void *q, *x;
 		wl_check(cudaMalloc(&q, 31337) == 0, "child alloc");
 		wl_note("child %d %llx", (int)getpid(), (unsigned long long)U(q));
+		wl_note("child_threads %d", count_threads());
+		for (int i = 0; i < RAWFORK_PAIRS; i++) {
+			wl_check(cudaMalloc(&x, 4242) == 0, "child pair alloc");
+			wl_check(cudaFree(x) == 0, "child pair free");
+		}
 		wl_check(cudaFree(q) == 0, "child free");
 		exit(0);
 	}

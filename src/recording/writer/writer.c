@@ -46,6 +46,7 @@ static size_t nprops;
 static struct {
 	pthread_t thread;
 	bool thread_started;
+	bool threadless; /* a raw-fork child: no thread is started (writer.h) */
 	bool props_live; /* PROP records go straight into the trace */
 	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
 } W;
@@ -253,6 +254,8 @@ int tlm__writer_start(void)
 	unlock();
 	if (!tlm__cfg.nvml_off)
 		tlm__nvml_open(); /* here, not on the writer thread (nvml_dl.c) */
+	if (W.threadless)
+		return 0;
 	/* the writer must never take the host's signals */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -263,6 +266,11 @@ int tlm__writer_start(void)
 	if (rc != 0)
 		tlm__log("cannot start the writer thread: %s; events are written synchronously", strerror(rc));
 	return 0;
+}
+
+bool tlm__writer_threadless(void)
+{
+	return W.threadless;
 }
 
 /* Drains on the calling thread: when there is no writer thread (start
@@ -440,13 +448,14 @@ void tlm__writer_atfork_parent(void)
 
 /* The child has only the forking thread: it drops the parent's trace (that
  * file stays the parent's) and starts its own at its first event. */
-void tlm__writer_atfork_child(void)
+void tlm__writer_atfork_child(bool raw)
 {
 	int s = atomic_load(&tlm__state);
 	tlm__wf_drop_child();
 	tlm__wm_reset_child();
 	tlm__wi_reset();
 	W.thread_started = false;
+	W.threadless = raw;
 	W.props_live = false;
 	tlm__modules_reset();
 	tlm__ring_reset_all_child();

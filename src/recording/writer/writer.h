@@ -10,6 +10,15 @@
  * within a bounded wait). Nothing here is called from inside the writer
  * room's lower parts (writer_int.h) or from the rings and stacks below.
  *
+ * A child made without atfork handlers (syscall(SYS_fork), clone) has no
+ * writer thread: its producers drain when a ring fills and at the end. The
+ * parent's threads may have held a lock of the C library or of a sanitizer
+ * runtime at the fork (the writer thread's start under ASan allocates, the
+ * writer's tables grow with malloc); nobody releases it in the child, where
+ * a new thread's start can wait for it forever (39 in 2000 raw-fork children
+ * under ASan did, tests/shim/test_edges.c). The child's own thread carries
+ * the state of the thread that forked, which held none.
+ *
  * The trace's state (tlm__state) moves UNINIT -> STARTING -> RUNNING or OFF
  * (lifecycle.c, at the first event) -> CLOSED (here: the final flush, a
  * signal's or _exit's end); a fork child goes back to UNINIT.
@@ -57,7 +66,8 @@ void tlm__writer_exec_begin(void) TLM_HIDDEN;
 void tlm__writer_exec_failed(void) TLM_HIDDEN;
 void tlm__writer_atfork_prepare(void) TLM_HIDDEN;
 void tlm__writer_atfork_parent(void) TLM_HIDDEN;
-void tlm__writer_atfork_child(void) TLM_HIDDEN;
+void tlm__writer_atfork_child(bool raw) TLM_HIDDEN; /* raw: no writer thread from now on */
+bool tlm__writer_threadless(void) TLM_HIDDEN; /* producers drain: no writer thread will */
 void tlm__writer_note_start(void) TLM_HIDDEN;   /* process start time for the header */
 size_t tlm__writer_ring_bytes(unsigned slots) TLM_HIDDEN; /* writer state kept in each ring (writer_merge.c) */
 const char *tlm__writer_path(void) TLM_HIDDEN;  /* the trace being written, or NULL */
