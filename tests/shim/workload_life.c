@@ -93,6 +93,34 @@ static int do_fork(void)
 	return 0;
 }
 
+/* A fork right after the first event, while the writer thread may still be
+ * starting: the child must never wait for a lock the parent's writer held
+ * at the fork. The parent allocates 1000 B, forks, waits for the child (5 s
+ * at most: "child_hung 1"), frees; the child allocates and frees 2000 B. */
+static int fork_early(void)
+{
+	void *q;
+	wl_check(cudaMalloc(&q, 1000) == 0, "alloc");
+	fflush(NULL);
+	pid_t c = fork();
+	wl_check(c >= 0, "fork");
+	if (c == 0) {
+		void *x;
+		wl_check(cudaMalloc(&x, 2000) == 0 && cudaFree(x) == 0, "child pair");
+		exit(0);
+	}
+	int st = 0, i;
+	for (i = 0; i < 500 && waitpid(c, &st, WNOHANG) == 0; i++)
+		msleep(10);
+	if (i == 500) {
+		kill(c, SIGKILL);
+		waitpid(c, &st, 0);
+		wl_note("child_hung 1");
+	}
+	wl_check(cudaFree(q) == 0, "free");
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
 static int do_exec(char *self)
 {
 	void *p[2];
@@ -235,6 +263,8 @@ int wl_lifecycle(int argc, char **argv)
 		return threads(arg_ul(argc, argv, 2, 16), arg_ul(argc, argv, 3, 100000));
 	if (!strcmp(s, "fork"))
 		return do_fork();
+	if (!strcmp(s, "fork-early"))
+		return fork_early();
 	if (!strcmp(s, "exec"))
 		return do_exec(argv[0]);
 	if (!strcmp(s, "exec-child"))

@@ -57,6 +57,9 @@ TLM_TLS int tlm__term_pending;
 void (*tlm__writer_deferred_end)(void);
 
 static _Atomic int wlock;
+/* the writer thread reached writer_main: its start (a sanitizer runtime's
+ * allocations in it) is over */
+static _Atomic bool writer_up;
 static _Atomic uint32_t kick_word;
 static _Atomic uint64_t start_realtime, start_monotonic;
 
@@ -147,6 +150,7 @@ static void unlock(void)
 static void *writer_main(void *arg)
 {
 	(void)arg;
+	atomic_store_explicit(&writer_up, true, memory_order_release);
 	prctl(PR_SET_NAME, "tlm-writer", 0, 0, 0);
 	is_writer = true;
 	tlm__wd_writer_thread(); /* NVML is asked from here */
@@ -436,9 +440,18 @@ const char *tlm__writer_path(void)
 
 /* ---------------------------------------------------------------- fork */
 
+/* The writer thread holds no lock of the C library or of a sanitizer runtime
+ * at the fork, which the child would wait for forever: not draining (the
+ * lock), and past its start, where ASan allocates (the child's writer start
+ * waited for that allocator lock in 45 of 1500 forks made right after the
+ * first event; tests/shim/test_lifecycle.c). Bounded: a second at most. */
 void tlm__writer_atfork_prepare(void)
 {
 	lock();
+	for (int i = 0; W.thread_started && i < 10000 && !atomic_load_explicit(&writer_up, memory_order_acquire); i++) {
+		struct timespec d = {0, 100000};
+		nanosleep(&d, NULL);
+	}
 }
 
 void tlm__writer_atfork_parent(void)
@@ -455,6 +468,7 @@ void tlm__writer_atfork_child(bool raw)
 	tlm__wm_reset_child();
 	tlm__wi_reset();
 	W.thread_started = false;
+	atomic_store(&writer_up, false);
 	W.threadless = raw;
 	W.props_live = false;
 	tlm__modules_reset();
