@@ -114,14 +114,19 @@ static void test_threads_lossless_and_ordered(void **s)
 	e2e_free(&t);
 }
 
-static void test_fork_child_has_own_trace(void **s)
+/* ThreadSanitizer cannot follow a child that starts threads after a
+ * multi-threaded fork ("dup thread with used id"); the other builds run it */
+static void skip_fork_under_tsan(void)
 {
-	(void)s;
-	/* ThreadSanitizer cannot follow a child that starts threads after a
-	 * multi-threaded fork ("dup thread with used id"); the other builds run it */
 	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
 	if (first && strstr(first, "tsan"))
 		tlm_test_skip("build", "ThreadSanitizer cannot follow a child that starts threads after a multi-threaded fork: tested in the other builds");
+}
+
+static void test_fork_child_has_own_trace(void **s)
+{
+	(void)s;
+	skip_fork_under_tsan();
 	const char *args[] = {"fork", NULL};
 	struct run r;
 	assert_int_equal(e2e_run(&r, args, NULL), 0);
@@ -162,9 +167,7 @@ static void test_fork_child_has_own_trace(void **s)
 static void test_fork_at_writer_start_never_hangs(void **s)
 {
 	(void)s;
-	const char *first = getenv("TLM_TEST_PRELOAD_FIRST");
-	if (first && strstr(first, "tsan"))
-		tlm_test_skip("build", "ThreadSanitizer cannot follow a child that starts threads after a multi-threaded fork: tested in the other builds");
+	skip_fork_under_tsan();
 	const char *args[] = {"fork-early", NULL};
 	for (int k = 0; k < EARLY_FORKS; k++) {
 		struct run r;
