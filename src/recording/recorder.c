@@ -78,6 +78,7 @@ static bool wait_for_space(struct tlm__ring *r, uint64_t head, uint32_t need)
 	uint64_t size = (uint64_t)r->mask + 1;
 	if (tlm__cfg.drop)
 		return false;
+	unsigned drained = 0;
 	for (;;) {
 		uint32_t w = atomic_load_explicit(&r->wake, memory_order_acquire);
 		atomic_store_explicit(&r->waiting, 1, memory_order_seq_cst);
@@ -91,6 +92,10 @@ static bool wait_for_space(struct tlm__ring *r, uint64_t head, uint32_t need)
 			continue;
 		}
 		if (tlm__writer_threadless()) { /* no thread will drain (a raw-fork child, writer.h) */
+			if (drained++) { /* no room after a drain: another thread's event is open */
+				struct timespec d = {0, 100000};
+				nanosleep(&d, NULL);
+			}
 			tlm__writer_help_drain();
 			continue;
 		}

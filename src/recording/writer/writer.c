@@ -57,9 +57,10 @@ TLM_TLS int tlm__term_pending;
 void (*tlm__writer_deferred_end)(void);
 
 static _Atomic int wlock;
-/* the writer thread reached writer_main: its start (a sanitizer runtime's
- * allocations in it) is over */
-static _Atomic bool writer_up;
+/* a writer thread is being started (set before pthread_create, so a fork
+ * from another thread meanwhile sees it), and it reached writer_main: its
+ * start (a sanitizer runtime's allocations in it) is over */
+static _Atomic bool writer_spawning, writer_up;
 static _Atomic uint32_t kick_word;
 static _Atomic uint64_t start_realtime, start_monotonic;
 
@@ -264,7 +265,10 @@ int tlm__writer_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&writer_spawning, true);
 	int rc = pthread_create(&W.thread, NULL, writer_main, NULL);
+	if (rc != 0)
+		atomic_store(&writer_spawning, false);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	W.thread_started = rc == 0;
 	if (rc != 0)
@@ -448,7 +452,9 @@ const char *tlm__writer_path(void)
 void tlm__writer_atfork_prepare(void)
 {
 	lock();
-	for (int i = 0; W.thread_started && i < 10000 && !atomic_load_explicit(&writer_up, memory_order_acquire); i++) {
+	uint64_t until = tlm__now_ns() + 1000000000ull;
+	while (atomic_load(&writer_spawning) && !atomic_load_explicit(&writer_up, memory_order_acquire) &&
+	       tlm__now_ns() < until) {
 		struct timespec d = {0, 100000};
 		nanosleep(&d, NULL);
 	}
@@ -468,8 +474,10 @@ void tlm__writer_atfork_child(bool raw)
 	tlm__wm_reset_child();
 	tlm__wi_reset();
 	W.thread_started = false;
+	atomic_store(&writer_spawning, false);
 	atomic_store(&writer_up, false);
-	W.threadless = raw;
+	/* a fork of a raw-fork child inherits the locks its parent inherited */
+	W.threadless = raw || W.threadless;
 	W.props_live = false;
 	tlm__modules_reset();
 	tlm__ring_reset_all_child();

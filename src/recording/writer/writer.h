@@ -10,8 +10,8 @@
  * within a bounded wait). Nothing here is called from inside the writer
  * room's lower parts (writer_int.h) or from the rings and stacks below.
  *
- * A child made without atfork handlers (syscall(SYS_fork), clone) has no
- * writer thread: its producers drain when a ring fills and at the end. The
+ * A child made without atfork handlers (syscall(SYS_fork), clone), and any
+ * child it forks, has no writer thread: its producers drain when a ring fills and at the end. The
  * parent's threads may have held a lock of the C library or of a sanitizer
  * runtime at the fork (the writer thread's start under ASan allocates, the
  * writer's tables grow with malloc); nobody releases it in the child, where
