@@ -223,14 +223,7 @@ static int rawfork(void)
 		wl_check(cudaFree(q) == 0, "child free");
 		exit(0);
 	}
-	int st = 0;
-	for (int i = 0; i < 1000 && waitpid((pid_t)c, &st, WNOHANG) == 0; i++)
-		msleep(10);
-	if (waitpid((pid_t)c, &st, WNOHANG) == 0) {
-		kill((pid_t)c, SIGKILL);
-		waitpid((pid_t)c, &st, 0);
-		wl_note("child_hung 1");
-	}
+	int st = wl_wait_child((pid_t)c, 10);
 	wl_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child ok");
 	wl_note("parent %d", (int)getpid());
 	allocs(1, 7100);
@@ -245,14 +238,7 @@ static int rawfork_quiet(void)
 	long c = syscall(SYS_fork);
 	if (c == 0)
 		exit(0);
-	int st = 0;
-	for (int i = 0; i < 1000 && waitpid((pid_t)c, &st, WNOHANG) == 0; i++)
-		msleep(10);
-	if (waitpid((pid_t)c, &st, WNOHANG) == 0) {
-		kill((pid_t)c, SIGKILL);
-		waitpid((pid_t)c, &st, 0);
-		wl_note("child_hung 1");
-	}
+	wl_wait_child((pid_t)c, 10);
 	allocs(1, 7300);
 	return 0;
 }

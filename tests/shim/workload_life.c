@@ -109,14 +109,7 @@ static int fork_early(void)
 		wl_check(cudaMalloc(&x, 2000) == 0 && cudaFree(x) == 0, "child pair");
 		exit(0);
 	}
-	int st = 0, i;
-	for (i = 0; i < 500 && waitpid(c, &st, WNOHANG) == 0; i++)
-		msleep(10);
-	if (i == 500) {
-		kill(c, SIGKILL);
-		waitpid(c, &st, 0);
-		wl_note("child_hung 1");
-	}
+	int st = wl_wait_child(c, 5);
 	wl_check(cudaFree(q) == 0, "free");
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 }

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* workload_main.c - scenario dispatch and the truth file (TLM_TEST_TRUTH). */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "workload.h"
 
@@ -35,6 +38,21 @@ void wl_check(int cond, const char *what)
 		fprintf(stderr, "workload: check failed: %s\n", what);
 		exit(3);
 	}
+}
+
+int wl_wait_child(pid_t c, unsigned seconds)
+{
+	int st = 0;
+	for (unsigned i = 0; i < seconds * 100 && waitpid(c, &st, WNOHANG) == 0; i++) {
+		struct timespec ts = {0, 10000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (waitpid(c, &st, WNOHANG) == 0) {
+		kill(c, SIGKILL);
+		waitpid(c, &st, 0);
+		wl_note("child_hung 1");
+	}
+	return st;
 }
 
 int wl_lifecycle(int argc, char **argv);
