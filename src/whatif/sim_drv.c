@@ -146,7 +146,8 @@ static int fit_from(const struct wi_sim *s, size_t i, uint64_t at, uint64_t len,
 /* First fit at the lowest free address from the base, else from the bottom
  * of the address space (a damaged trace's lowest address can be near the
  * top: wrapping past it would hand out one address twice); -1 when the whole
- * space is taken. Address 0 is never handed out. */
+ * space is taken. The scan from the bottom starts at the second page (0 is
+ * handed out only as a trace's own lowest address). */
 static int va_find(const struct wi_sim *s, uint64_t len, uint64_t *addr)
 {
 	uint64_t at = s->hint_at > s->va_base ? s->hint_at : s->va_base;
