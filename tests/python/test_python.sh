@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Python stacks, reference cycles, leaks, classes built again and again
-# (classes.py) and where native frames under Python ones end
+# (classes.py), call depths that change between events (depths.py) and
+# where native frames under Python ones end
 # (check_native.py) on every CPython under pyenv:
 # test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
 # Each version absent from $TLM_TEST_PYENV (default /root/.pyenv/versions)
@@ -43,6 +44,14 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 		echo "python $v classes: ok"
 	else
 		echo "python $v classes: FAILED"
+		failed=$((failed + 1))
+	fi
+	# call depths that change between events: the walk finds the last walk's frames elsewhere
+	if WORKLOAD=depths.py ARGS= run_one "$py" "$v-depths" &&
+		"$py" "$src/check_depths.py" "$tmp/$v-depths.json" "$src/depths.py"; then
+		echo "python $v depths: ok"
+	else
+		echo "python $v depths: FAILED"
 		failed=$((failed + 1))
 	fi
 	# native frames under Python ones end at the interpreter's first frame

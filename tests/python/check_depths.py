@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: MIT
+# Checks tlm's JSON report of depths.py: python3 check_depths.py REPORT.json DEPTHS.py
+# Every allocation site of live_at_end must have the frames the program had
+# at that call, innermost first, and the count and bytes it made there; the
+# truth is worked out here from depths.py's own loop, not from tlm.
+import json
+import sys
+
+report, workload = sys.argv[1], sys.argv[2]
+L = {}
+with open(workload) as f:
+    for n, text in enumerate(f, 1):
+        if "# LINE_" in text:
+            L[text.split("# LINE_")[1].strip()] = n
+with open(workload) as f:
+    malloc_line = [n for n, t in enumerate(f, 1) if "assert rt.cudaMalloc" in t][0]
+KiB = 1 << 10
+# replay depths.py's loop: which allocations are live at the end, and where each was made
+live = []  # (frames, size)
+for i in range(12):
+    for d in (3, 4, 2, 5, 0, 6, 1, 3, 2):
+        size = (d * 2 + i % 2 + 1) * KiB
+        outer = (("down", L["DOWN"]),) * d + (("step", L["STEP"]), ("<module>", L["MAIN"]))
+        live.append(((("malloc", malloc_line), ("down", L["FIRST"])) + outer, size))
+        live.append(((("malloc", malloc_line), ("down", L["SECOND"])) + outer, size + KiB))
+        if d == 6:
+            fr = (("malloc", malloc_line), ("far", L["FARALLOC"])) + (("far", L["FAR"]),) * 9 + (
+                ("step", L["STEPFAR"]), ("<module>", L["MAIN"]))
+            live.append((fr, 64 * KiB))
+        if len(live) > 40:
+            live.pop(0)
+truth = {}
+for fr, size in live:
+    b, c = truth.get(fr, (0, 0))
+    truth[fr] = (b + size, c + 1)
+
+r = json.load(open(report))
+got, fails = {}, []
+for s in r["live_at_end"]:
+    py = [fr for fr in s["stack"] if fr["kind"] == "python"]
+    if any(fr["file"] is None or not fr["file"].endswith("depths.py") for fr in py):
+        fails.append("a frame not of depths.py: %s" % py)
+    k = tuple((fr["function"].rsplit(".", 1)[-1], fr["line"]) for fr in py)
+    if k in got:
+        fails.append("two sites with the same frames %s" % (k,))
+    got[k] = (s["bytes"], s["count"])
+if got != truth:
+    for k in sorted(set(got) | set(truth)):
+        if got.get(k) != truth.get(k):
+            fails.append("site %s: got %s, expected %s" % (k, got.get(k), truth.get(k)))
+if len(truth) < 8:
+    fails.append("the truth has %d sites: the workload changed?" % len(truth))
+for f in fails:
+    print("FAIL:", f)
+sys.exit(1 if fails else 0)
