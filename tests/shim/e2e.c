@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,16 @@ const char *e2e_note(const struct run *r, const char *key)
 		if (!strncmp(r->notes[i], key, k) && r->notes[i][k] == ' ')
 			return r->notes[i] + k + 1;
 	return NULL;
+}
+
+long long e2e_note_num(const struct run *r, const char *key)
+{
+	const char *v = e2e_note(r, key);
+	if (!v) {
+		fprintf(stderr, "the workload wrote no note '%s'\n", key);
+		return LLONG_MIN;
+	}
+	return strtoll(v, NULL, 10);
 }
 
 const struct tlm_rec_module *e2e_module_of(const struct trace *t, uint64_t ip)

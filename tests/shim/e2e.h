@@ -60,6 +60,9 @@ size_t e2e_traces(const struct run *r, char paths[][512], size_t max);
 int e2e_load(struct trace *t, const char *path); /* 0 ok */
 void e2e_free(struct trace *t);
 const char *e2e_note(const struct run *r, const char *key); /* value after "key " */
+/* The note's value as a number; a missing note is said on stderr and
+ * reads as LLONG_MIN, so that the assertion on it fails, not the program. */
+long long e2e_note_num(const struct run *r, const char *key);
 /* Module record that contains ip, or NULL. */
 const struct tlm_rec_module *e2e_module_of(const struct trace *t, uint64_t ip);
 /* One line on stderr for event i: its fields, its thread and flags, and

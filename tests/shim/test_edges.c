@@ -197,7 +197,7 @@ static void test_replaced_descriptor_never_written(void **s)
 	assert_string_equal(e2e_note(&r, "leaked"), "0");
 	assert_int_equal(count_lines(r.stderr_text, "no longer refers to"), 1);
 	assert_int_equal(count_lines(r.stderr_text, "tlm["), 1);
-	assert_true(atoi(e2e_note(&r, "tracefd")) >= 100); /* kept high, out of the host's way */
+	assert_true(e2e_note_num(&r, "tracefd") >= 100); /* kept high, out of the host's way */
 	struct trace t;
 	load_single(&r, &t);
 	assert_int_equal(t.state, TLM_TRACE_TRUNCATED);
@@ -237,11 +237,13 @@ static void test_raw_fork_child_recognised(void **s)
 	assert_true(WIFEXITED(r.status));
 	assert_int_equal(WEXITSTATUS(r.status), 0);
 	assert_null(e2e_note(&r, "child_hung"));
-	assert_int_equal(atoi(e2e_note(&r, "child_threads")), 1);
+	assert_int_equal(e2e_note_num(&r, "child_threads"), 1);
 	char paths[4][512];
 	assert_int_equal(e2e_traces(&r, paths, 4), 2);
-	int parent = atoi(e2e_note(&r, "parent"));
-	int child = atoi(e2e_note(&r, "child"));
+	assert_non_null(e2e_note(&r, "parent"));
+	assert_non_null(e2e_note(&r, "child"));
+	int parent = e2e_note_num(&r, "parent");
+	int child = e2e_note_num(&r, "child");
 	unsigned long long caddr = strtoull(strchr(e2e_note(&r, "child"), ' ') + 1, NULL, 16);
 	for (int k = 0; k < 2; k++) {
 		struct trace t;

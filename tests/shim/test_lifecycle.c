@@ -101,7 +101,7 @@ static void test_threads_lossless_and_ordered(void **s)
 	load_single(&r, &t);
 	assert_int_equal(t.state, TLM_TRACE_CLEAN);
 	assert_int_equal(t.lost, 0);
-	assert_int_equal(t.nev, strtoull(e2e_note(&r, "events"), NULL, 10));
+	assert_int_equal(t.nev, (uint64_t)e2e_note_num(&r, "events"));
 	assert_int_equal(ordering_errors(&t), 0);
 	assert_int_equal(t.nthreads, (size_t)atoi(n) + 1);
 	/* the addresses really were reused across threads */
@@ -133,8 +133,10 @@ static void test_fork_child_has_own_trace(void **s)
 	expect_exit0(&r);
 	char paths[4][512];
 	assert_int_equal(e2e_traces(&r, paths, 4), 2);
-	int parent = atoi(e2e_note(&r, "parent"));
-	int child = atoi(e2e_note(&r, "child"));
+	assert_non_null(e2e_note(&r, "parent"));
+	assert_non_null(e2e_note(&r, "child"));
+	int parent = e2e_note_num(&r, "parent");
+	int child = e2e_note_num(&r, "child");
 	unsigned long long caddr = strtoull(strchr(e2e_note(&r, "child"), ' ') + 1, NULL, 16);
 	for (int k = 0; k < 2; k++) {
 		struct trace t;
