@@ -45,6 +45,9 @@ static size_t nprops;
 
 static struct {
 	pthread_t thread;
+	/* pthread_create returned 0: thread may be joined. Not writer_spawning,
+	 * which is set before W.thread is written (an exit racing the first
+	 * event's start must not join it) */
 	bool thread_started;
 	bool threadless; /* a raw-fork child: no thread is started (writer.h) */
 	bool props_live; /* PROP records go straight into the trace */
