@@ -5,13 +5,11 @@ import json
 import os
 import sys
 
+import markers
+
 report, workload = sys.argv[1], sys.argv[2]
 off = len(sys.argv) > 3 and sys.argv[3] == "off"
-lines = {}
-with open(workload) as f:
-    for n, text in enumerate(f, 1):
-        if "# LINE_" in text:
-            lines[text.split("# LINE_")[1].strip()] = n
+lines = markers.lines_of(workload)
 with open(report) as f:
     r = json.load(f)
 fails = []

@@ -6,12 +6,10 @@ import json
 import os
 import sys
 
+import markers
+
 report, workload = sys.argv[1], sys.argv[2]
-L = {}
-with open(workload) as f:
-    for n, text in enumerate(f, 1):
-        if "# LINE_" in text:
-            L[text.split("# LINE_")[1].strip()] = n
+L = markers.lines_of(workload)
 r = json.load(open(report))
 MiB = 1 << 20
 with open(workload) as f:

@@ -25,6 +25,15 @@ run_one() { # python tag [env...]; WORKLOAD (default workload.py) and ARGS from 
 		TLM_OUTPUT="$tmp/$tag.trace" TLM_SUMMARY=0 "$py" "$src/$wl" ${ARGS-10} || return 1
 	"$tlm" report -f json -o "$tmp/$tag.json" "$tmp/$tag.trace" || return 1
 }
+workload_case() { # NAME: NAME.py under $py, its report checked by check_NAME.py
+	if WORKLOAD=$1.py ARGS= run_one "$py" "$v-$1" &&
+		"$py" "$src/check_$1.py" "$tmp/$v-$1.json" "$src/$1.py"; then
+		echo "python $v $1: ok"
+	else
+		echo "python $v $1: FAILED"
+		failed=$((failed + 1))
+	fi
+}
 for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	py=$(ls -d "$pyenv/$v".*/bin/python3 2>/dev/null | sort -V | tail -n 1)
 	if [ -z "$py" ] || [ ! -x "$py" ]; then
@@ -39,21 +48,9 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 		failed=$((failed + 1))
 	fi
 	# classes built again and again (3.13 runs __init__ under a shim frame from the second call)
-	if WORKLOAD=classes.py ARGS= run_one "$py" "$v-classes" &&
-		"$py" "$src/check_classes.py" "$tmp/$v-classes.json" "$src/classes.py"; then
-		echo "python $v classes: ok"
-	else
-		echo "python $v classes: FAILED"
-		failed=$((failed + 1))
-	fi
-	# call depths that change between events: the walk finds the last walk's frames elsewhere
-	if WORKLOAD=depths.py ARGS= run_one "$py" "$v-depths" &&
-		"$py" "$src/check_depths.py" "$tmp/$v-depths.json" "$src/depths.py"; then
-		echo "python $v depths: ok"
-	else
-		echo "python $v depths: FAILED"
-		failed=$((failed + 1))
-	fi
+	workload_case classes
+	# call depths that change between events, under the same outer frames
+	workload_case depths
 	# native frames under Python ones end at the interpreter's first frame
 	if "$tlm" report --full-stacks -f json -o "$tmp/$v-full.json" "$tmp/$v.trace" &&
 		"$py" "$src/check_native.py" "$tmp/$v-full.json" cut; then
