@@ -44,6 +44,7 @@ void wl_expect(unsigned op, unsigned kind, unsigned api, uint64_t addr, uint64_t
 	       uint64_t stream, uint64_t aux, unsigned flags);
 void wl_note(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* "N key value" lines */
 void wl_check(int cond, const char *what);                                  /* exits 3 on failure */
+void wl_msleep(unsigned ms);
 /* waitpid for a child, seconds at most; past them it is killed and noted
  * "child_hung 1". Returns its wait status. */
 int wl_wait_child(pid_t c, unsigned seconds);

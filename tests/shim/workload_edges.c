@@ -17,18 +17,11 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "workload.h"
 
 #define U(p) ((uint64_t)(uintptr_t)(p))
-
-static void msleep(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 static void allocs(unsigned n, size_t base)
 {
@@ -88,7 +81,7 @@ static int term(int sig, unsigned n)
 	fflush(NULL);
 	if (sig)
 		kill(getpid(), sig);
-	msleep(60000); /* sig 0: until someone else sends one */
+	wl_msleep(60000); /* sig 0: until someone else sends one */
 	return 1;
 }
 
@@ -130,7 +123,7 @@ static int sigview(void)
 	signal(SIGUSR2, SIG_DFL);
 	fflush(NULL);
 	kill(getpid(), SIGUSR2);
-	msleep(5000);
+	wl_msleep(5000);
 	return 1;
 }
 
@@ -138,7 +131,7 @@ static int sigview(void)
 static int closefds(void)
 {
 	allocs(3, 3000);
-	msleep(60); /* the writer drains: the trace descriptor is open and used */
+	wl_msleep(60); /* the writer drains: the trace descriptor is open and used */
 	int keep = wl_truth ? fileno(wl_truth) : -1;
 	for (int fd = 3; fd < 65536; fd++)
 		if (fd != keep)
@@ -149,7 +142,7 @@ static int closefds(void)
 		if ((fds[n] = open(own, O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0)
 			break;
 	allocs(50, 4000);
-	msleep(100);
+	wl_msleep(100);
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	return 0;
@@ -159,7 +152,7 @@ static int closefds(void)
 static int dup2over(void)
 {
 	allocs(3, 5000);
-	msleep(60);
+	wl_msleep(60);
 	int fd = trace_fd();
 	wl_check(fd >= 0, "trace descriptor found");
 	int p[2];
@@ -167,7 +160,7 @@ static int dup2over(void)
 	wl_check(dup2(p[1], fd) == fd, "dup2");
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	allocs(50, 6000);
-	msleep(100);
+	wl_msleep(100);
 	char buf[65536];
 	ssize_t got = read(p[0], buf, sizeof buf);
 	wl_note("leaked %zd", got < 0 ? (ssize_t)0 : got);
@@ -183,7 +176,7 @@ static int fsize(void)
 	FILE *t = wl_truth;
 	wl_truth = NULL; /* its own truth file would hit the limit too */
 	pairs(2000);
-	msleep(60);
+	wl_msleep(60);
 	pairs(2000);
 	wl_truth = t;
 	wl_note("survived 1");
@@ -272,7 +265,7 @@ static int dl_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 		return 0;
 	*done = 1;
 	allocs(1, 4096); /* an event, so the writer thread has a drain to do */
-	msleep(150);     /* it is in its module scan by now, waiting for our lock */
+	wl_msleep(150);     /* it is in its module scan by now, waiting for our lock */
 	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
 	wl_check(h != NULL, "dlopen libc NOLOAD");
 	dlclose(h);

@@ -9,18 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "workload.h"
 
 #define U(p) ((uint64_t)(uintptr_t)(p))
-
-static void msleep(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 static unsigned long arg_ul(int argc, char **argv, int i, unsigned long def)
 {
@@ -141,7 +134,7 @@ static int kill9(unsigned n, unsigned wait_ms)
 	void **p = calloc(n, sizeof *p);
 	alloc_n(n, p);
 	fflush(NULL);
-	msleep(wait_ms);
+	wl_msleep(wait_ms);
 	kill(getpid(), SIGKILL);
 	return 1;
 }
@@ -186,7 +179,7 @@ static int late(void)
 	void *p;
 	wl_check(cudaMalloc(&p, 1) == 0, "init");
 	pthread_create(&t, NULL, late_loop, NULL);
-	msleep(50);
+	wl_msleep(50);
 	return 0; /* exit() with the thread still running */
 }
 
@@ -214,8 +207,7 @@ static int plugin(void)
 	alloc_n(1, first);
 	void *h = dlopen(getenv("WL_PLUGIN"), RTLD_NOW);
 	wl_check(h != NULL, "dlopen plugin");
-	struct timespec idle = {0, 30 * 1000000L};
-	nanosleep(&idle, NULL);
+	wl_msleep(30);
 	void *(*f)(size_t) = (void *(*)(size_t))dlsym(h, "wl_plugin_alloc");
 	wl_check(f != NULL, "plugin symbol");
 	void *p = f(4321);

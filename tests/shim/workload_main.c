@@ -40,14 +40,21 @@ void wl_check(int cond, const char *what)
 	}
 }
 
+void wl_msleep(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
 int wl_wait_child(pid_t c, unsigned seconds)
 {
 	int st = 0;
-	for (unsigned i = 0; i < seconds * 100 && waitpid(c, &st, WNOHANG) == 0; i++) {
-		struct timespec ts = {0, 10000000L};
-		nanosleep(&ts, NULL);
+	pid_t w = waitpid(c, &st, WNOHANG);
+	for (unsigned i = 0; w == 0 && i < seconds * 100; i++) {
+		wl_msleep(10);
+		w = waitpid(c, &st, WNOHANG);
 	}
-	if (waitpid(c, &st, WNOHANG) == 0) {
+	if (w == 0) {
 		kill(c, SIGKILL);
 		waitpid(c, &st, 0);
 		wl_note("child_hung 1");
