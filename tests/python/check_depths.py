@@ -10,8 +10,7 @@ import markers
 
 report, workload = sys.argv[1], sys.argv[2]
 L = markers.lines_of(workload)
-with open(workload) as f:
-    malloc_line = [n for n, t in enumerate(f, 1) if "assert rt.cudaMalloc" in t][0]
+malloc_line = L["MALLOC"]
 KiB = 1 << 10
 # replay depths.py's loop: which allocations are live at the end, and where each was made
 live = []  # (frames, size)

@@ -18,7 +18,7 @@ kept = []
 
 def malloc(n):
     p = ctypes.c_void_p()
-    assert rt.cudaMalloc(ctypes.byref(p), n) == 0
+    assert rt.cudaMalloc(ctypes.byref(p), n) == 0  # LINE_MALLOC
     return p.value
 
 
