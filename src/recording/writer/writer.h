@@ -11,13 +11,14 @@
  * room's lower parts (writer_int.h) or from the rings and stacks below.
  *
  * A child made without atfork handlers (syscall(SYS_fork), clone), and any
- * child it forks, has no writer thread: its producers drain when a ring fills and at the end. The
- * parent's threads may have held a lock of the C library or of a sanitizer
- * runtime at the fork (the writer thread's start under ASan allocates, the
- * writer's tables grow with malloc); nobody releases it in the child, where
- * a new thread's start can wait for it forever (39 in 2000 raw-fork children
- * under ASan did, tests/shim/test_edges.c). The child's own thread carries
- * the state of the thread that forked, which held none.
+ * child it forks, has no writer thread: its producers drain when a ring
+ * fills and at the end. The parent's threads may have held a lock of the C
+ * library or of a sanitizer runtime at the fork (the writer thread's start
+ * under ASan allocates, the writer's tables grow with malloc); nobody
+ * releases it in the child, where a new thread's start can wait for it
+ * forever (39 in 2000 raw-fork children under ASan did,
+ * tests/shim/test_edges.c). The child's own thread carries the state of the
+ * thread that forked, which held none.
  *
  * The trace's state (tlm__state) moves UNINIT -> STARTING -> RUNNING or OFF
  * (lifecycle.c, at the first event) -> CLOSED (here: the final flush, a
