@@ -41,8 +41,7 @@ trap 'rm -rf "$tmp"' EXIT
 one() { # LOOP VARIANT STEPS: $tmp/LOOP-VARIANT-STEPS.cg
 	l=$1 v=$2 n=$3 out=$tmp/$1-$2-$3.cg
 	case $v in
-	plain) set -- env LD_PRELOAD="$pre" ;;
-	recorder) set -- env LD_PRELOAD="$pre" ;;
+	plain | recorder) set -- env LD_PRELOAD="$pre" ;;
 	tlm) set -- env LD_PRELOAD="$pre $lib" TLM_OUTPUT="$tmp/t.trace" TLM_SUMMARY=0 TLM_FORCE=1 ;;
 	esac
 	h=
