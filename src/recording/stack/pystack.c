@@ -70,20 +70,22 @@ struct mstack {
 	uint32_t id, n, off; /* keys in the key arena */
 };
 
-/* One hop of the last walk, as read. A hop that reads the same frame
- * pointer and code object as the last walk's hop at the same place reuses
- * that code's cache entry (after the code cache's own validation: its file,
- * name and line-table pointers), and its line when the instruction offset
- * is the same too: the block allocations and frees one Python line makes
- * come one after another from one chain, and the next line's differ in the
- * innermost frame's offset only. A walk equal to the last one at every hop
- * reuses its interned id as well. */
+/* One hop of the last walk, as read. A hop that reads the same code object
+ * as the last walk's hop at the same depth, with the same file, name and
+ * line-table pointers (the code cache's own validation, kept here so the
+ * cache entry is not read again), is that code; with the same instruction
+ * word as well, its interned key (serial, line) holds: the block
+ * allocations and frees one Python line makes come one after another from
+ * one chain, and the next line's differ in the innermost frame's word only.
+ * The frame's own address does not matter: the key is a function of the
+ * code and the offset. A walk equal to the last one at every hop reuses its
+ * interned id as well. */
 #define MEMO_HOPS 96u
 struct hop {
-	uint64_t f, code;
-	int64_t off;
-	uint32_t ci; /* UINT32_MAX: a hop the walk skipped */
-	int32_t line;
+	uint64_t code, raw;  /* the code object; the instruction word as read (offset, or pointer) */
+	uint64_t key;        /* serial << 32 | line */
+	uint32_t ci;         /* index into code[]; UINT32_MAX: a hop the walk skipped */
+	uint64_t file, name, lines; /* as in the code's entry */
 };
 
 struct pycache {
@@ -91,8 +93,11 @@ struct pycache {
 	/* the last walk (memo_hops 0: none usable) and, per kind of native id
 	 * (0: none, as a block free's; else an allocation's), the merged id that
 	 * walk was last interned to */
-	uint32_t memo_hops;
+	uint32_t memo_hops, memo_epoch;
 	uint64_t memo_ts;
+	/* bumped when a code entry is replaced (a new code object at a freed
+	 * one's address): the hops of earlier walks may name the old entry */
+	uint32_t code_epoch;
 	uint32_t memo_sid[2], memo_id[2];
 	struct hop hop[MEMO_HOPS];
 	uint32_t next_serial, ncode, next_id, key_used, str_used;
@@ -202,6 +207,7 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 			if (TLM_LIKELY(e->file == file && e->name == name && e->lines == lines))
 				return i;
 			h = i; /* a new code object at a freed one's address: decode again */
+			c->code_epoch++;
 			break;
 		}
 	}
@@ -210,6 +216,7 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 	if (!tlm__py_is_type(lines, tlm__py_bytes_type))
 		return UINT32_MAX - 1;
 	struct code_ent e = {.code = code, .file = file, .name = name, .lines = lines};
+	e.first = (int32_t)tlm__py_rd32(code, tlm__pyo.co_first);
 	e.soff = c->str_used;
 	if (!copy_str(file, c->str + e.soff, TLM__PY_FILE_MAX, &e.flen) ||
 	    !copy_str(name, c->str + e.soff + e.flen, TLM__PY_NAME_MAX, &e.nlen))
@@ -257,14 +264,43 @@ static inline uint64_t top_frame(uint64_t ts)
 	return f;
 }
 
-static inline int64_t instr_off(uint64_t f, uint64_t code)
+/* The instruction offset of a frame's instruction word as read: an offset
+ * (3.8-3.10) or a pointer into the code's bytecode (3.11+). The walk
+ * compares the word as read and turns it into an offset only when it
+ * differs from the last walk's. */
+static inline int64_t instr_off(uint64_t raw, uint64_t code, int kind)
 {
-	if (tlm__pyo.instr_kind == 0)
-		return (int32_t)tlm__py_rd32(f, tlm__pyo.f_instr);
-	if (tlm__pyo.instr_kind == 1)
-		return (int64_t)(int32_t)tlm__py_rd32(f, tlm__pyo.f_instr) * 2;
+	if (kind == 0)
+		return (int32_t)(uint32_t)raw;
+	if (kind == 1)
+		return (int64_t)(int32_t)(uint32_t)raw * 2;
 	/* a shift, not / 2: GCC emitted a 64-bit idiv for it (9 % of the walk's perf samples on GPT-2) */
-	return (int64_t)(tlm__py_rd64(f, tlm__pyo.f_instr) - (code + tlm__pyo.co_code)) >> 1;
+	return (int64_t)(raw - (code + tlm__pyo.co_code)) >> 1;
+}
+
+/* A hop the last walk did not read so (or skipped): the frame read afresh
+ * into *h (when kept) and, if it is the user's code, into c->fr[*n].
+ * Returns false when the code cache is full (the caller resets and retries).
+ * Out of line: the walk's loop keeps its registers for the usual hop. */
+static __attribute__((noinline)) bool new_hop(struct pycache *c, struct hop *h, uint64_t f, uint64_t code, uint64_t raw, int *n)
+{
+	struct hop e = {.code = code, .raw = raw, .ci = UINT32_MAX};
+	if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
+		uint32_t ci = code_lookup(c, code);
+		if (ci == UINT32_MAX)
+			return false;
+		if (ci != UINT32_MAX - 1) {
+			const struct code_ent *ce = &c->code[ci];
+			int32_t line = line_of(c, ce, instr_off(raw, code, tlm__pyo.instr_kind));
+			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, ce->file, ce->name, ce->lines};
+			c->fr[*n].key = e.key;
+			c->fr[*n].ci = ci;
+			++*n;
+		}
+	}
+	if (h)
+		*h = e;
+	return true;
 }
 
 /* The thread's frames into c->fr; returns their count (-1: cache full, reset
@@ -273,62 +309,49 @@ static inline int64_t instr_off(uint64_t f, uint64_t code)
  * read as the last walk's (struct hop), so its frames and ids hold. */
 static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 {
+	/* the offsets as locals: the stores below (uint32_t, int32_t) may alias
+	 * the global's fields as far as the compiler knows, and it would read
+	 * them again at every hop */
+	const uint32_t o_back = tlm__pyo.f_back, o_code = tlm__pyo.f_code, o_instr = tlm__pyo.f_instr;
+	const uint32_t o_file = tlm__pyo.co_file, o_name = tlm__pyo.co_name, o_lines = tlm__pyo.co_lines;
+	const bool wide = tlm__pyo.instr_kind == 2;
 	*cut = false;
-	uint32_t known = c->memo_ts == ts ? c->memo_hops : 0;
+	uint32_t known = c->memo_ts == ts && c->memo_epoch == c->code_epoch ? c->memo_hops : 0;
+	uint32_t lim = known < MEMO_HOPS ? known : MEMO_HOPS; /* hops with a usable memo */
 	bool all = known != 0;
 	uint64_t f = top_frame(ts);
 	int n = 0;
 	uint32_t hops = 0;
-	for (int hop = 0; hop < 256 && tlm__py_ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hop++, f = tlm__py_rd64(f, tlm__pyo.f_back)) {
-		uint64_t code = tlm__py_rd64(f, tlm__pyo.f_code);
+	for (; hops < 256 && tlm__py_ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hops++, f = tlm__py_rd64(f, o_back)) {
+		uint64_t code = tlm__py_rd64(f, o_code);
+		uint64_t raw = wide ? tlm__py_rd64(f, o_instr) : tlm__py_rd32(f, o_instr);
 		struct hop *h = hops < MEMO_HOPS ? &c->hop[hops] : NULL;
-		bool seen = h && hops < known && h->f == f && h->code == code;
-		hops++;
-		if (seen && h->ci == UINT32_MAX) { /* skipped then: an interpreter frame, or no code */
-			if (interp_frame(f, code) || !tlm__py_is_type(code, tlm__py_code_type))
-				continue;
-			seen = false;
-		}
-		if (seen) {
-			const struct code_ent *e = &c->code[h->ci];
-			if (e->code == code && tlm__py_rd64(code, tlm__pyo.co_file) == e->file && tlm__py_rd64(code, tlm__pyo.co_name) == e->name &&
-			    tlm__py_rd64(code, tlm__pyo.co_lines) == e->lines) {
-				int64_t off = instr_off(f, code);
-				if (off != h->off) {
-					all = false;
-					h->off = off;
-					h->line = line_of(c, e, off);
+		if (hops < lim && h->code == code) { /* lim <= MEMO_HOPS: h is set */
+			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
+				if (TLM_LIKELY(tlm__py_rd64(code, o_lines) == h->lines && tlm__py_rd64(code, o_file) == h->file &&
+					       tlm__py_rd64(code, o_name) == h->name)) {
+					if (TLM_UNLIKELY(raw != h->raw)) {
+						all = false;
+						h->raw = raw;
+						int32_t line = line_of(c, &c->code[h->ci], instr_off(raw, code, tlm__pyo.instr_kind));
+						h->key = (h->key & 0xffffffff00000000ull) | (uint32_t)line;
+					}
+					c->fr[n].key = h->key;
+					c->fr[n].ci = h->ci;
+					n++;
+					continue;
 				}
-				c->fr[n].ci = h->ci;
-				c->fr[n].key = (uint64_t)e->serial << 32 | (uint32_t)h->line;
-				n++;
-				continue;
+			} else if (interp_frame(f, code) || !tlm__py_is_type(code, tlm__py_code_type)) {
+				continue; /* skipped then and now: an interpreter frame, or no code */
 			}
 		}
 		all = false;
-		uint32_t ci = UINT32_MAX;
-		int64_t off = 0;
-		int32_t line = 0;
-		if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
-			ci = code_lookup(c, code);
-			if (ci == UINT32_MAX)
-				return -1;
-			if (ci != UINT32_MAX - 1) {
-				off = instr_off(f, code);
-				line = line_of(c, &c->code[ci], off);
-				c->fr[n].ci = ci;
-				c->fr[n].key = (uint64_t)c->code[ci].serial << 32 | (uint32_t)line;
-				n++;
-			} else {
-				ci = UINT32_MAX;
-			}
-		}
-		if (h)
-			*h = (struct hop){f, code, off, ci, line};
+		if (!new_hop(c, h, f, code, raw, &n))
+			return -1;
 	}
 	if (n == (int)TLM__PY_MAX_FRAMES) /* one more user frame? then it is cut */
-		for (int hop = 0; hop < 256 && tlm__py_ptr_ok(f); hop++, f = tlm__py_rd64(f, tlm__pyo.f_back)) {
-			uint64_t code = tlm__py_rd64(f, tlm__pyo.f_code);
+		for (int hop = 0; hop < 256 && tlm__py_ptr_ok(f); hop++, f = tlm__py_rd64(f, o_back)) {
+			uint64_t code = tlm__py_rd64(f, o_code);
 			if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
 				*cut = true;
 				break;
@@ -337,6 +360,7 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 	*same = all && hops == known && !*cut && !tlm__py_ptr_ok(f);
 	c->memo_ts = ts;
 	c->memo_hops = hops; /* past MEMO_HOPS: those hops are not kept, and never "same" */
+	c->memo_epoch = c->code_epoch;
 	if (!*same)
 		c->memo_id[0] = c->memo_id[1] = 0;
 	return *cut ? n - 1 : n;
