@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Python stacks, reference cycles, leaks, classes built again and again
-# (classes.py), call depths that change between events (depths.py) and
-# where native frames under Python ones end
-# (check_native.py) on every CPython under pyenv:
+# (classes.py), call depths that change between events (depths.py), code
+# compiled again and again (regen.py) and where native frames under Python
+# ones end (check_native.py) on every CPython under pyenv:
 # test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
 # Each version absent from $TLM_TEST_PYENV (default /root/.pyenv/versions)
 # is a skipped part (tlm_skip_case: a failure under CI=true); with none
@@ -51,6 +51,8 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	workload_case classes
 	# call depths that change between events, under the same outer frames
 	workload_case depths
+	# code compiled again and again, each new code object at the freed one's address
+	workload_case regen
 	# native frames under Python ones end at the interpreter's first frame
 	if "$tlm" report --full-stacks -f json -o "$tmp/$v-full.json" "$tmp/$v.trace" &&
 		"$py" "$src/check_native.py" "$tmp/$v-full.json" cut; then

@@ -53,12 +53,34 @@ static _Atomic int validated;       /* 0 unknown, 1 checked, -1 failed */
 #define STR_ARENA (256u * 1024u)
 #define SCRATCH (TLM__PY_MAX_FRAMES * (8u + TLM__PY_FILE_MAX + TLM__PY_NAME_MAX))
 
-struct code_ent {
-	uint64_t code, file, name, lines; /* key and validation (addresses only, never dereferenced later) */
-	uint32_t serial;                  /* 0 = empty */
-	uint32_t soff;                    /* strings in the arena: file then name */
-	uint16_t flen, nlen;
+/* What a code's entry is decoded from, as read from the code object: its
+ * file, name and line table objects (the table is read again on a line
+ * cache miss), and what tells a new object at a freed one's address from
+ * the old: the file name's and line table's lengths, the file name's last 8
+ * bytes, the line table's first and last 8, the first line. Addresses alone
+ * do not: code compiled again and again (exec, torch.fx, dataclasses) gets
+ * its file, name and line table at the freed ones' addresses too
+ * (tests/python/regen.py: 76-79 of 80 rounds), and CPython leaves the file
+ * name's hash unset (3.8-3.12) and the table's too (3.8-3.9), so the
+ * contents are read. Not the whole content: two codes at one address whose
+ * three objects share their addresses and all of these but differ inside
+ * the file name or the line table would still be taken one for the other.
+ * Compared field by field, each a load and a compare (a hash of them cost
+ * twice as much on the walk). */
+struct code_sig {
+	uint64_t file, name, lines;
+	uint64_t flen, llen;       /* the file name's length (characters), the line table's (bytes) */
+	uint64_t ftail, lhead, ltail;
+	uint32_t ftail_off;        /* where ftail is read, from file */
 	int32_t first;
+};
+
+struct code_ent {
+	uint64_t code;        /* key */
+	struct code_sig sig;
+	uint32_t serial;      /* 0 = empty */
+	uint32_t soff;        /* strings in the arena: file then name */
+	uint16_t flen, nlen;
 };
 struct line_ent {
 	uint32_t serial;
@@ -71,21 +93,20 @@ struct mstack {
 };
 
 /* One hop of the last walk, as read. A hop that reads the same code object
- * as the last walk's hop at the same depth, with the same file, name and
- * line-table pointers (the code cache's own validation, kept here so the
- * cache entry is not read again), is that code; with the same instruction
- * word as well, its interned key (serial, line) holds: the block
- * allocations and frees one Python line makes come one after another from
- * one chain, and the next line's differ in the innermost frame's word only.
- * The frame's own address does not matter: the key is a function of the
- * code and the offset. A walk equal to the last one at every hop reuses its
- * interned id as well. */
+ * as the last walk's hop at the same depth, with the same signature (the
+ * code cache's own validation, kept here so the cache entry is not read
+ * again), is that code; with the same instruction word as well, its
+ * interned key (serial, line) holds: the block allocations and frees one
+ * Python line makes come one after another from one chain, and the next
+ * line's differ in the innermost frame's word only. The frame's own address
+ * does not matter: the key is a function of the code and the offset. A walk
+ * equal to the last one at every hop reuses its interned id as well. */
 #define MEMO_HOPS 96u
 struct hop {
 	uint64_t code, raw;  /* the code object; the instruction word as read (offset, or pointer) */
 	uint64_t key;        /* serial << 32 | line */
 	uint32_t ci;         /* index into code[]; UINT32_MAX: a hop the walk skipped */
-	uint64_t file, name, lines; /* as in the code's entry */
+	struct code_sig sig; /* as in the code's entry */
 };
 
 struct pycache {
@@ -192,6 +213,51 @@ static bool copy_str(uint64_t s, char *out, uint32_t max, uint16_t *len)
 	return true;
 }
 
+/* The 8 bytes ending n bytes into data, or the first 8 when n is shorter:
+ * then they run past the string or table into its allocation (a str's or
+ * bytes' data starts 32 or more bytes into a block of at least data + n + 1
+ * bytes rounded up to 16), bytes that do not change while it lives. */
+static inline uint64_t tail_at(uint64_t data, uint64_t n)
+{
+	return data + (n >= 8 ? n : 8) - 8;
+}
+
+/* The signature of a code object whose file and name are compact str
+ * objects and whose line table is a bytes object (checked by the caller). */
+static void sig_read(uint64_t code, uint64_t file, uint64_t name, uint64_t lines, struct code_sig *g)
+{
+	uint64_t n = tlm__py_rd64(file, 16);
+	uint32_t st = tlm__py_rd32(file, 32);
+	uint64_t data = file + ((st >> 6) & 1 ? tlm__pyo.uni_ascii : tlm__pyo.uni_compact);
+	uint64_t at = tail_at(data, n * ((st >> 2) & 7));
+	uint64_t ln = tlm__py_rd64(lines, 16); /* PyBytesObject: ob_size at 16, ob_sval at 32 */
+	*g = (struct code_sig){
+		.file = file,
+		.name = name,
+		.lines = lines,
+		.flen = n,
+		.llen = ln,
+		.ftail = tlm__py_rd64u(at, 0),
+		.lhead = tlm__py_rd64(lines, 32),
+		.ltail = tlm__py_rd64u(tail_at(lines + 32, ln), 0),
+		.ftail_off = (uint32_t)(at - file),
+		.first = (int32_t)tlm__py_rd32(code, tlm__pyo.co_first),
+	};
+}
+
+/* Whether a code object with these objects has signature g; the lengths
+ * first, so the tails are read only where g's were: inside objects as long
+ * (a file name of as many characters but wider ones is longer still; of
+ * narrower ones, in the same allocation's size class, or past a malloc'd
+ * one's end in the heap, never unmapped). */
+static inline bool sig_same(uint64_t code, uint64_t file, uint64_t name, uint64_t lines, const struct code_sig *g)
+{
+	return file == g->file && lines == g->lines && name == g->name && tlm__py_rd64(file, 16) == g->flen &&
+	       tlm__py_rd64(lines, 16) == g->llen && (int32_t)tlm__py_rd32(code, tlm__pyo.co_first) == g->first &&
+	       tlm__py_rd64u(file, g->ftail_off) == g->ftail && tlm__py_rd64(lines, 32) == g->lhead &&
+	       tlm__py_rd64u(tail_at(lines + 32, g->llen), 0) == g->ltail;
+}
+
 /* The cache entry of a code object, decoded on a miss; UINT32_MAX if unusable. */
 static uint32_t code_lookup(struct pycache *c, uint64_t code)
 {
@@ -204,7 +270,7 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 			break;
 		}
 		if (e->code == code) {
-			if (TLM_LIKELY(e->file == file && e->name == name && e->lines == lines))
+			if (TLM_LIKELY(sig_same(code, file, name, lines, &e->sig)))
 				return i;
 			h = i; /* a new code object at a freed one's address: decode again */
 			c->code_epoch++;
@@ -213,15 +279,16 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 	}
 	if (c->ncode * 2 >= NCODE || c->str_used + TLM__PY_FILE_MAX + TLM__PY_NAME_MAX > STR_ARENA)
 		return UINT32_MAX; /* full: the caller resets and retries */
-	if (!tlm__py_is_type(lines, tlm__py_bytes_type))
-		return UINT32_MAX - 1;
-	struct code_ent e = {.code = code, .file = file, .name = name, .lines = lines};
-	e.first = (int32_t)tlm__py_rd32(code, tlm__pyo.co_first);
+	/* a hit's objects are its live code's, as the entry's were when read */
+	if (!tlm__py_is_type(file, tlm__py_unicode_type) || !(tlm__py_rd32(file, 32) >> 5 & 1) ||
+	    !tlm__py_is_type(name, tlm__py_unicode_type) || !tlm__py_is_type(lines, tlm__py_bytes_type))
+		return UINT32_MAX - 1; /* not a compact str (copy_str refuses it too), or not bytes */
+	struct code_ent e = {.code = code};
+	sig_read(code, file, name, lines, &e.sig);
 	e.soff = c->str_used;
 	if (!copy_str(file, c->str + e.soff, TLM__PY_FILE_MAX, &e.flen) ||
 	    !copy_str(name, c->str + e.soff + e.flen, TLM__PY_NAME_MAX, &e.nlen))
 		return UINT32_MAX - 1;
-	e.first = (int32_t)tlm__py_rd32(code, tlm__pyo.co_first);
 	e.serial = c->next_serial++;
 	if (!e.serial)
 		e.serial = c->next_serial++;
@@ -240,7 +307,7 @@ static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
 	struct line_ent *l = &c->line[h];
 	if (l->serial == e->serial && l->off == off)
 		return l->line;
-	int32_t line = tlm__py_decode_line(tlm__pyo.table_kind, e->lines, e->first, off);
+	int32_t line = tlm__py_decode_line(tlm__pyo.table_kind, e->sig.lines, e->sig.first, off);
 	*l = (struct line_ent){e->serial, (int32_t)off, line};
 	return line;
 }
@@ -292,7 +359,7 @@ static __attribute__((noinline)) bool new_hop(struct pycache *c, struct hop *h, 
 		if (ci != UINT32_MAX - 1) {
 			const struct code_ent *ce = &c->code[ci];
 			int32_t line = line_of(c, ce, instr_off(raw, code, tlm__pyo.instr_kind));
-			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, ce->file, ce->name, ce->lines};
+			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, ce->sig};
 			c->fr[*n].key = e.key;
 			c->fr[*n].ci = ci;
 			++*n;
@@ -328,8 +395,8 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 		struct hop *h = hops < MEMO_HOPS ? &c->hop[hops] : NULL;
 		if (hops < lim && h->code == code) { /* lim <= MEMO_HOPS: h is set */
 			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
-				if (TLM_LIKELY(tlm__py_rd64(code, o_lines) == h->lines && tlm__py_rd64(code, o_file) == h->file &&
-					       tlm__py_rd64(code, o_name) == h->name)) {
+				if (TLM_LIKELY(tlm__py_is_type(code, tlm__py_code_type) &&
+					       sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &h->sig))) {
 					if (TLM_UNLIKELY(raw != h->raw)) {
 						all = false;
 						h->raw = raw;

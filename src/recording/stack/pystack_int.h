@@ -59,6 +59,12 @@ static inline uint64_t tlm__py_rd64(uint64_t p, uint32_t off)
 {
 	return *(const volatile uint64_t *)(uintptr_t)(p + off);
 }
+/* 8 bytes at any byte address (string and table contents) */
+typedef uint64_t __attribute__((aligned(1), may_alias)) tlm__py_u64u;
+static inline uint64_t tlm__py_rd64u(uint64_t p, uint32_t off)
+{
+	return *(const volatile tlm__py_u64u *)(uintptr_t)(p + off);
+}
 static inline uint32_t tlm__py_rd32(uint64_t p, uint32_t off)
 {
 	return *(const volatile uint32_t *)(uintptr_t)(p + off);
