@@ -127,18 +127,26 @@ void tlm__wi_sizes_free(struct wi_sizes *s);
 
 /* ---- sim_drv.c: the simulated device ---------------------------------- */
 
-struct wi_range {
+/* The live address ranges, never overlapping, as a treap by start address
+ * (node 0: none); each node also keeps its subtree's lowest start, highest
+ * end and widest free gap between its ranges, so a first fit skips every
+ * subtree it cannot fit in: O(log n) a placement, where a scan of a sorted
+ * array was O(n) once the space above the base is full (a hostile trace). */
+struct wi_vnode {
 	uint64_t start, end;
+	uint64_t lo, maxend, gap; /* the subtree's: lowest start, highest end, widest gap */
+	uint32_t l, r, prio;
 };
 
 struct wi_sim {
 	uint64_t cap_pages;      /* 0 = unlimited */
 	uint64_t used_pages;
 	uint64_t va_base;
-	struct wi_range *live;   /* by address */
-	size_t nlive, caplive;
-	size_t hint_i;           /* live[0 .. hint_i) leave no free page below hint_at */
-	uint64_t hint_at;
+	struct wi_vnode *vn;     /* vn[0] unused; free nodes chained by l */
+	size_t capvn;
+	uint32_t root, nused, freelist, rng;
+	size_t nlive;
+	uint64_t visits;         /* nodes a first fit has looked at, in all (the tests' bound) */
 	/* the recorded run's segment and range addresses, taken in order while
 	 * sizes agree (NULL queues: first fit) */
 	struct wi_fifo *oracle_seg, *oracle_res;

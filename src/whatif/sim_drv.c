@@ -76,68 +76,155 @@ void tlm__wi_sim_log_pop(struct wi_sim *s)
 		s->loghead = 0;
 }
 
-/* Live ranges, by address, never overlapping. live[0 .. hint_i) leave no free
- * page below hint_at: a first fit starts there (most allocations go to the
- * end, and this keeps them from walking every range). */
+/* ---- the live ranges (struct wi_vnode, replay_int.h) ----------------------- */
+
 static uint64_t page_up(uint64_t v)
 {
 	return v > UINT64_MAX - WI_PAGE + 1 ? UINT64_MAX : (v + WI_PAGE - 1) / WI_PAGE * WI_PAGE;
 }
 
-static size_t first_from(const struct wi_sim *s, uint64_t start)
+/* The free room between a range ending at end and the next starting at
+ * start, as a first fit counts it (from end rounded up to a page). */
+static uint64_t gap_between(uint64_t end, uint64_t start)
 {
-	size_t lo = 0, hi = s->nlive;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->live[mid].start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	uint64_t from = page_up(end);
+	return start > from ? start - from : 0;
 }
 
-static void hint_grow(struct wi_sim *s)
+static void pull(struct wi_sim *s, uint32_t x)
 {
-	while (s->hint_i < s->nlive && s->live[s->hint_i].start <= s->hint_at) {
-		uint64_t e = page_up(s->live[s->hint_i].end);
-		if (e > s->hint_at)
-			s->hint_at = e;
-		s->hint_i++;
+	struct wi_vnode *n = &s->vn[x];
+	n->lo = n->start;
+	n->maxend = n->end;
+	n->gap = 0;
+	if (n->l) {
+		const struct wi_vnode *l = &s->vn[n->l];
+		n->lo = l->lo;
+		n->gap = l->gap;
+		uint64_t g = gap_between(l->maxend, n->start);
+		if (g > n->gap)
+			n->gap = g;
 	}
+	if (n->r) {
+		const struct wi_vnode *r = &s->vn[n->r];
+		n->maxend = r->maxend;
+		if (r->gap > n->gap)
+			n->gap = r->gap;
+		uint64_t g = gap_between(n->end, r->lo);
+		if (g > n->gap)
+			n->gap = g;
+	}
+}
+
+/* t split into the ranges starting below key (*a) and the rest (*b). */
+static void split(struct wi_sim *s, uint32_t t, uint64_t key, uint32_t *a, uint32_t *b)
+{
+	if (!t) {
+		*a = *b = 0;
+		return;
+	}
+	if (s->vn[t].start < key) {
+		split(s, s->vn[t].r, key, &s->vn[t].r, b);
+		*a = t;
+	} else {
+		split(s, s->vn[t].l, key, a, &s->vn[t].l);
+		*b = t;
+	}
+	pull(s, t);
+}
+
+/* a and b joined, every range of a below every range of b. */
+static uint32_t merge(struct wi_sim *s, uint32_t a, uint32_t b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	if (s->vn[a].prio > s->vn[b].prio) {
+		s->vn[a].r = merge(s, s->vn[a].r, b);
+		pull(s, a);
+		return a;
+	}
+	s->vn[b].l = merge(s, a, s->vn[b].l);
+	pull(s, b);
+	return b;
 }
 
 static int va_insert(struct wi_sim *s, uint64_t start, uint64_t len)
 {
-	if (s->nlive == s->caplive && tlm__grow(&s->live, &s->caplive, s->nlive + 1, sizeof *s->live, 64))
-		return -1;
-
-	size_t i = first_from(s, start);
-	memmove(&s->live[i + 1], &s->live[i], (s->nlive - i) * sizeof *s->live);
-	s->live[i] = (struct wi_range){start, start + len};
-	s->nlive++;
-	if (i < s->hint_i) { /* below the hint (a recorded address): start over */
-		s->hint_i = 0;
-		s->hint_at = s->va_base;
+	uint32_t x = s->freelist;
+	if (x) {
+		s->freelist = s->vn[x].l;
+	} else {
+		if (s->nused + 2 > s->capvn && tlm__grow(&s->vn, &s->capvn, (size_t)s->nused + 2, sizeof *s->vn, 64))
+			return -1;
+		x = ++s->nused;
 	}
-	hint_grow(s);
+	s->rng ^= s->rng << 13; /* xorshift32: the treap's priorities, the same in every run */
+	s->rng ^= s->rng >> 17;
+	s->rng ^= s->rng << 5;
+	s->vn[x] = (struct wi_vnode){.start = start, .end = start + len, .prio = s->rng};
+	pull(s, x);
+	uint32_t a, b;
+	split(s, s->root, start, &a, &b);
+	s->root = merge(s, merge(s, a, x), b);
+	s->nlive++;
 	return 0;
 }
 
-/* First fit from at, over the ranges from i on; -1 when none fits below the
- * top of the address space. */
-static int fit_from(const struct wi_sim *s, size_t i, uint64_t at, uint64_t len, uint64_t *addr)
+static void va_remove(struct wi_sim *s, uint64_t start)
 {
-	for (; i < s->nlive; i++) {
-		if (s->live[i].end <= at)
-			continue;
-		if (at + len < at)
-			return -1;
-		if (s->live[i].start >= at + len)
-			break;
-		at = page_up(s->live[i].end);
+	uint32_t a, b, m, c;
+	split(s, s->root, start, &a, &b);
+	split(s, b, start + 1, &m, &c); /* m: the range starting at start, if any */
+	if (m) {
+		s->vn[m].l = s->freelist;
+		s->freelist = m;
+		s->nlive--;
 	}
-	if (at + len < at || at == UINT64_MAX)
+	s->root = merge(s, a, c);
+}
+
+/* First fit in subtree x from *at, as a scan of its ranges in address
+ * order would: a range ending at or below *at is passed over, one that
+ * leaves no room below it moves *at past its end (rounded up to a page).
+ * 1: [*at, *at + len) is free; 0: not in this subtree (*at moved past
+ * it); -1: the top of the address space was reached. */
+static int fit_in(struct wi_sim *s, uint32_t x, uint64_t *at, uint64_t len)
+{
+	if (!x)
+		return 0;
+	const struct wi_vnode *n = &s->vn[x];
+	s->visits++;
+	if (n->maxend <= *at)
+		return 0;
+	if (*at + len < *at)
+		return -1;
+	if (*at + len <= n->lo)
+		return 1;
+	/* no room between its ranges: past its last one. Only from a page
+	 * boundary: an address inside the page after a range's unaligned end
+	 * (a damaged trace's) may have room that the gap, counted from the page
+	 * boundary, does not show */
+	if (n->gap < len && !(*at % WI_PAGE)) {
+		*at = page_up(n->maxend);
+		return 0;
+	}
+	int r = fit_in(s, n->l, at, len);
+	if (r)
+		return r;
+	if (n->end > *at) {
+		if (*at + len < *at)
+			return -1;
+		if (n->start >= *at + len)
+			return 1;
+		*at = page_up(n->end);
+	}
+	return fit_in(s, n->r, at, len);
+}
+
+static int fit_from(struct wi_sim *s, uint64_t at, uint64_t len, uint64_t *addr)
+{
+	int r = fit_in(s, s->root, &at, len);
+	if (r < 0 || at + len < at || at == UINT64_MAX)
 		return -1;
 	*addr = at;
 	return 0;
@@ -148,37 +235,29 @@ static int fit_from(const struct wi_sim *s, size_t i, uint64_t at, uint64_t len,
  * top: wrapping past it would hand out one address twice); -1 when the whole
  * space is taken. The scan from the bottom starts at the second page (0 is
  * handed out only as a trace's own lowest address). */
-static int va_find(const struct wi_sim *s, uint64_t len, uint64_t *addr)
+static int va_find(struct wi_sim *s, uint64_t len, uint64_t *addr)
 {
-	uint64_t at = s->hint_at > s->va_base ? s->hint_at : s->va_base;
-	if (!fit_from(s, s->hint_i, at, len, addr))
+	if (!fit_from(s, s->va_base, len, addr))
 		return 0;
-	return fit_from(s, 0, WI_PAGE, len, addr);
+	return fit_from(s, WI_PAGE, len, addr);
 }
 
-static void va_remove(struct wi_sim *s, uint64_t start)
-{
-	size_t i = first_from(s, start);
-	if (i >= s->nlive || s->live[i].start != start)
-		return;
-	memmove(&s->live[i], &s->live[i + 1], (s->nlive - i - 1) * sizeof *s->live);
-	s->nlive--;
-	if (i < s->hint_i) {
-		s->hint_i = i;
-		s->hint_at = i ? page_up(s->live[i - 1].end) : s->va_base;
-		if (s->hint_at < s->va_base)
-			s->hint_at = s->va_base;
-	}
-}
-
+/* Whether [start, start + len) is free: the last range starting below its
+ * end must end at or below its start. */
 static bool va_free_at(const struct wi_sim *s, uint64_t start, uint64_t len)
 {
 	if (start + len < start)
 		return false;
-	size_t i = first_from(s, start); /* the ranges from start on, and the one before */
-	if (i < s->nlive && s->live[i].start < start + len)
-		return false;
-	return !i || s->live[i - 1].end <= start;
+	uint32_t x = s->root, pred = 0;
+	while (x) {
+		if (s->vn[x].start < start + len) {
+			pred = x;
+			x = s->vn[x].r;
+		} else {
+			x = s->vn[x].l;
+		}
+	}
+	return !pred || s->vn[pred].end <= start;
 }
 
 /* The recorded address of the next segment (what = SEG_ALLOC or RESERVE) when
@@ -274,7 +353,7 @@ void tlm__wi_sim_init(struct wi_sim *s, uint64_t memory, uint64_t va_base)
 	memset(s, 0, sizeof *s);
 	s->cap_pages = memory / WI_PAGE;
 	s->va_base = va_base;
-	s->hint_at = va_base;
+	s->rng = 2463534242u;
 }
 
 void tlm__wi_sim_memory(struct wi_sim *s, uint64_t memory)
@@ -312,7 +391,7 @@ uint64_t tlm__wi_sim_free_bytes(const struct wi_sim *s)
 
 void tlm__wi_sim_fini(struct wi_sim *s)
 {
-	free(s->live);
+	free(s->vn);
 	free(s->log);
 	memset(s, 0, sizeof *s);
 }
