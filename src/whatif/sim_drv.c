@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "whatif/replay_int.h"
 #include "common/grow.h"
@@ -158,7 +159,7 @@ static int va_insert(struct wi_sim *s, uint64_t start, uint64_t len)
 			return -1;
 		x = ++s->nused;
 	}
-	s->rng ^= s->rng << 13; /* xorshift32: the treap's priorities, the same in every run */
+	s->rng ^= s->rng << 13; /* xorshift32: the treap's priorities */
 	s->rng ^= s->rng >> 17;
 	s->rng ^= s->rng << 5;
 	s->vn[x] = (struct wi_vnode){.start = start, .end = start + len, .prio = s->rng};
@@ -353,7 +354,14 @@ void tlm__wi_sim_init(struct wi_sim *s, uint64_t memory, uint64_t va_base)
 	memset(s, 0, sizeof *s);
 	s->cap_pages = memory / WI_PAGE;
 	s->va_base = va_base;
-	s->rng = 2463534242u;
+	/* the treap's priorities from a seed a trace cannot know: one written to
+	 * insert its ranges in the order of known priorities would make the tree
+	 * a list, and its recursion as deep as the ranges are many. No result
+	 * depends on the tree's shape */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t seed = ((uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull) ^ (uint64_t)(uintptr_t)s ^ (uint64_t)ts.tv_sec;
+	s->rng = (uint32_t)(seed ^ seed >> 32) | 1u;
 }
 
 void tlm__wi_sim_memory(struct wi_sim *s, uint64_t memory)

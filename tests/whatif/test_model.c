@@ -640,7 +640,8 @@ static void test_first_fit_in_unaligned_slack(void **state)
  * later first fit starts again from the bottom, over ranges that leave no
  * room. A scan of them in address order looked at every range each time
  * (100,000 takes: 5e9 looks, minutes); the tree skips each subtree with no
- * room: here at most 64 nodes a fit (measured: 45.7 on average). */
+ * room: here at most 96 nodes a fit (the tree's shape is random: 23.8-55.6
+ * on average in 300 runs, median 45.8). */
 static void test_first_fit_skips_full_ranges(void **state)
 {
 	(void)state;
@@ -663,7 +664,7 @@ static void test_first_fit_skips_full_ranges(void **state)
 		assert_int_equal(a, (i + 1) * WI_PAGE);
 	}
 	print_message("first fit: %.1f nodes a fit\n", (double)s.visits / (double)(n + n / 2));
-	assert_true(s.visits <= 64 * (n + n / 2));
+	assert_true(s.visits <= 96 * (n + n / 2));
 	tlm__wi_sim_fini(&s);
 }
 
