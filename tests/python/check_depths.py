@@ -7,6 +7,7 @@ import json
 import sys
 
 import markers
+import sitecheck
 
 report, workload = sys.argv[1], sys.argv[2]
 L = markers.lines_of(workload)
@@ -26,10 +27,7 @@ for i in range(12):
             live.append((fr, 64 * KiB))
         if len(live) > 40:
             live.pop(0)
-truth = {}
-for fr, size in live:
-    b, c = truth.get(fr, (0, 0))
-    truth[fr] = (b + size, c + 1)
+truth = sitecheck.tally(live)
 
 r = json.load(open(report))
 got, fails = {}, []
@@ -41,10 +39,7 @@ for s in r["live_at_end"]:
     if k in got:
         fails.append("two sites with the same frames %s" % (k,))
     got[k] = (s["bytes"], s["count"])
-if got != truth:
-    for k in sorted(set(got) | set(truth)):
-        if got.get(k) != truth.get(k):
-            fails.append("site %s: got %s, expected %s" % (k, got.get(k), truth.get(k)))
+fails += sitecheck.compare(got, truth)
 if len(truth) < 8:
     fails.append("the truth has %d sites: the workload changed?" % len(truth))
 for f in fails:

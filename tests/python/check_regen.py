@@ -10,6 +10,7 @@ import os
 import sys
 
 import markers
+import sitecheck
 
 report, workload = sys.argv[1], sys.argv[2]
 L = markers.lines_of(workload)
@@ -17,23 +18,17 @@ name = os.path.basename(workload)
 KiB = 1 << 10
 rounds = [("gen%d.py" % i, (i // 2) % 7 + 1, (i + 1) * KiB, L["EXEC"]) for i in range(40)]
 rounds += [("same.py", i % 7 + 1, (100 + i) * KiB, L["EXEC2"]) for i in range(40)]
-truth = {}
-for f, line, size, at in rounds:
-    fr = ((name, "malloc", L["MALLOC"]), (f, "<module>", line), (name, "<module>", at))
-    b, c = truth.get(fr, (0, 0))
-    truth[fr] = (b + size, c + 1)
+truth = sitecheck.tally((((name, "malloc", L["MALLOC"]), (f, "<module>", line), (name, "<module>", at)), size)
+                        for f, line, size, at in rounds)
 
 r = json.load(open(report))
-got, fails = {}, []
+got = {}
 for s in r["live_at_end"]:
     py = [fr for fr in s["stack"] if fr["kind"] == "python"]
     k = tuple((os.path.basename(fr["file"] or "?"), fr["function"], fr["line"]) for fr in py)
     b, c = got.get(k, (0, 0))
     got[k] = (b + s["bytes"], c + s["count"])
-if got != truth:
-    for k in sorted(set(got) | set(truth)):
-        if got.get(k) != truth.get(k):
-            fails.append("site %s: got %s, expected %s" % (k, got.get(k), truth.get(k)))
+fails = sitecheck.compare(got, truth)
 for f in fails[:10]:
     print("FAIL:", f)
 if len(fails) > 10:
