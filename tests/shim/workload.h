@@ -14,6 +14,9 @@
 #include "common/cuda_abi.h"
 #include "tlm/event.h"
 
+/* an address as the truth lines and the trace write it */
+#define WL_U(p) ((uint64_t)(uintptr_t)(p))
+
 /* runtime double (libcudart.so.13) */
 cudaError_t cudaMalloc(void **, size_t);
 cudaError_t cudaMallocPitch(void **, size_t *, size_t, size_t);

@@ -22,7 +22,6 @@
 #include "workload.h"
 
 #define MiB (1024ull * 1024ull)
-#define U(p) ((uint64_t)(uintptr_t)(p))
 #define C TLM_EVF_CUPTI
 
 static int sees;
@@ -90,7 +89,7 @@ static void bypass_driver(void)
 	wl_check(managed(&m, 4096, CU_MEM_ATTACH_GLOBAL) == 0, "private managed");
 	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_MANAGED, TLM_API_cuMemAllocManaged, m, 4096, 0, 0, 0, 0, C);
 	wl_check(host(&h, 5000, 0) == 0, "private host");
-	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cuMemHostAlloc, U(h), 5000, 0, -1, 0, 0, C);
+	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cuMemHostAlloc, WL_U(h), 5000, 0, -1, 0, 0, C);
 	wl_check(async_ptsz(&s1, 3000, NULL) == 0, "private async ptsz");
 	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync_ptsz, s1, 3000, 0, 0, 0, 0,
 		   C | TLM_EVF_PTSZ);
@@ -102,14 +101,14 @@ static void bypass_driver(void)
 	props.location.id = 0;
 	CUmemoryPool pool;
 	wl_check(pool_create(&pool, &props) == 0, "private pool");
-	CUPTI_ONLY(TLM_OP_POOL_CREATE, TLM_KIND_POOL, TLM_API_cuMemPoolCreate, U(pool), 0, 0, 0, 0, 0, C);
+	CUPTI_ONLY(TLM_OP_POOL_CREATE, TLM_KIND_POOL, TLM_API_cuMemPoolCreate, WL_U(pool), 0, 0, 0, 0, 0, C);
 	wl_check(pool_alloc(&s2, 7000, pool, s) == 0, "private pool alloc");
-	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocFromPoolAsync, s2, 7000, 0, 0, U(s), U(pool), C);
-	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, s2, 0, 0, 0, U(s), 0, C);
+	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocFromPoolAsync, s2, 7000, 0, 0, WL_U(s), WL_U(pool), C);
+	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, s2, 0, 0, 0, WL_U(s), 0, C);
 	wl_check(free_async(s2, s) == 0, "private free async");
 	wl_check(pool_trim(pool, 0) == 0, "private trim");
-	CUPTI_ONLY(TLM_OP_POOL_TRIM, TLM_KIND_POOL, TLM_API_cuMemPoolTrimTo, U(pool), 0, 0, -1, 0, 0, C);
-	CUPTI_ONLY(TLM_OP_POOL_DESTROY, TLM_KIND_POOL, TLM_API_cuMemPoolDestroy, U(pool), 0, 0, 0, 0, 0, C);
+	CUPTI_ONLY(TLM_OP_POOL_TRIM, TLM_KIND_POOL, TLM_API_cuMemPoolTrimTo, WL_U(pool), 0, 0, -1, 0, 0, C);
+	CUPTI_ONLY(TLM_OP_POOL_DESTROY, TLM_KIND_POOL, TLM_API_cuMemPoolDestroy, WL_U(pool), 0, 0, 0, 0, 0, C);
 	wl_check(pool_destroy(pool) == 0, "private pool destroy");
 
 	CUmemAllocationProp prop;
@@ -141,7 +140,7 @@ static void bypass_driver(void)
 	if (sees)
 		wl_note("oom_free %zu", fr);
 
-	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cuMemFreeHost, U(h), 0, 0, -1, 0, 0, C);
+	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cuMemFreeHost, WL_U(h), 0, 0, -1, 0, 0, C);
 	wl_check(free_host(h) == 0, "private free host");
 	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFree_v2, b, 0, 0, 0, 0, 0, C);
 	wl_check(dfree(b) == 0, "private free");
@@ -166,12 +165,12 @@ static void bypass_runtime_hooks(void)
 	cudaError_t (*rfree_async)(void *, cudaStream_t) = rt("cudaFreeAsync");
 	void *a, *b;
 	wl_check(rmalloc(&a, 6000) == 0, "dlvsym cudaMalloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAlloc_v2, U(a), 6000, 0, 0, 0, 0, 0);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAlloc_v2, WL_U(a), 6000, 0, 0, 0, 0, 0);
 	wl_check(rmalloc_async(&b, 6001, NULL) == 0, "dlvsym cudaMallocAsync");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync, U(b), 6001, 0, 0, 0, 0, 0);
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, U(b), 0, 0, 0, 0, 0, 0);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync, WL_U(b), 6001, 0, 0, 0, 0, 0);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, WL_U(b), 0, 0, 0, 0, 0, 0);
 	wl_check(rfree_async(b, NULL) == 0, "dlvsym cudaFreeAsync");
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFree_v2, U(a), 0, 0, 0, 0, 0, 0);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFree_v2, WL_U(a), 0, 0, 0, 0, 0, 0);
 	wl_check(rfree(a) == 0, "dlvsym cudaFree");
 	wl_check(rfree(NULL) == 0, "dlvsym cudaFree(NULL)"); /* no event */
 }
@@ -201,7 +200,7 @@ int wl_cupti_runtime(void)
 	wl_check(cudaSetDevice(0) == 0, "set device");
 	wl_check(cudaStreamCreate(&s) == 0, "stream");
 	wl_check(cudaMalloc(&a, 100) == 0, "hooked cudaMalloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(a), 100, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(a), 100, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	rmalloc = rt("cudaMalloc");
 	cudaError_t (*rfree)(void *) = rt("cudaFree");
 	cudaError_t (*rmalloc_async)(void **, size_t, cudaStream_t) = rt("cudaMallocAsync");
@@ -209,23 +208,23 @@ int wl_cupti_runtime(void)
 	cudaError_t (*rhost)(void **, size_t) = rt("cudaMallocHost");
 	cudaError_t (*rfree_host)(void *) = rt("cudaFreeHost");
 	wl_check(rmalloc(&b, 200) == 0, "dlvsym cudaMalloc");
-	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(b), 200, 0, 0, 0, 0, TLM_EVF_RUNTIME | C);
+	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(b), 200, 0, 0, 0, 0, TLM_EVF_RUNTIME | C);
 	wl_check(rmalloc_async(&c, 300, s) == 0, "dlvsym cudaMallocAsync");
-	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocAsync, U(c), 300, 0, 0, U(s), 0,
+	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocAsync, WL_U(c), 300, 0, 0, WL_U(s), 0,
 		   TLM_EVF_RUNTIME | C);
 	wl_check(rhost(&z, 400) == 0, "dlvsym cudaMallocHost");
-	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cudaMallocHost, U(z), 400, 0, -1, 0, 0,
+	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cudaMallocHost, WL_U(z), 400, 0, -1, 0, 0,
 		   TLM_EVF_RUNTIME | C);
 	wl_check(rmalloc(&b, 0) == 0 && b == NULL, "dlvsym cudaMalloc(0)"); /* no event */
 	void *big;
 	wl_check(rmalloc(&big, (size_t)1 << 42) == cudaErrorMemoryAllocation, "dlvsym oom");
 	CUPTI_ONLY(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, 0, (size_t)1 << 42, cudaErrorMemoryAllocation, 0,
 		   0, 0, TLM_EVF_RUNTIME | C);
-	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cudaFreeHost, U(z), 0, 0, -1, 0, 0, TLM_EVF_RUNTIME | C);
+	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cudaFreeHost, WL_U(z), 0, 0, -1, 0, 0, TLM_EVF_RUNTIME | C);
 	wl_check(rfree_host(z) == 0, "dlvsym cudaFreeHost");
-	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync, U(c), 0, 0, 0, U(s), 0, TLM_EVF_RUNTIME | C);
+	CUPTI_ONLY(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync, WL_U(c), 0, 0, 0, WL_U(s), 0, TLM_EVF_RUNTIME | C);
 	wl_check(rfree_async(c, s) == 0, "dlvsym cudaFreeAsync");
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFree, U(a), 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFree, WL_U(a), 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaFree(a) == 0, "hooked cudaFree");
 	wl_check(rfree(NULL) == 0, "dlvsym cudaFree(NULL)"); /* no event */
 	return 0;

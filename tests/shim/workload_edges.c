@@ -21,14 +21,12 @@
 
 #include "workload.h"
 
-#define U(p) ((uint64_t)(uintptr_t)(p))
-
 static void allocs(unsigned n, size_t base)
 {
 	for (unsigned i = 0; i < n; i++) {
 		void *p;
 		wl_check(cudaMalloc(&p, base + i) == 0, "alloc");
-		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(p), base + i, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(p), base + i, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	}
 }
 
@@ -37,9 +35,9 @@ static void pairs(unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		void *p;
 		wl_check(cudaMalloc(&p, 256) == 0, "alloc");
-		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(p), 256, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(p), 256, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 		wl_check(cudaFree(p) == 0, "free");
-		wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFree, U(p), 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+		wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFree, WL_U(p), 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	}
 }
 
@@ -207,7 +205,7 @@ static int rawfork(void)
 	if (c == 0) {
 		void *q, *x;
 		wl_check(cudaMalloc(&q, 31337) == 0, "child alloc");
-		wl_note("child %d %llx", (int)getpid(), (unsigned long long)U(q));
+		wl_note("child %d %llx", (int)getpid(), (unsigned long long)WL_U(q));
 		wl_note("child_threads %d", count_threads());
 		for (int i = 0; i < RAWFORK_PAIRS; i++) {
 			wl_check(cudaMalloc(&x, 4242) == 0, "child pair alloc");

@@ -13,8 +13,6 @@
 
 #include "workload.h"
 
-#define U(p) ((uint64_t)(uintptr_t)(p))
-
 static unsigned long arg_ul(int argc, char **argv, int i, unsigned long def)
 {
 	return argc > i ? strtoul(argv[i], NULL, 10) : def;
@@ -58,7 +56,7 @@ static int alloc_n(unsigned n, void **out)
 {
 	for (unsigned i = 0; i < n; i++) {
 		wl_check(cudaMalloc(&out[i], 1000 + i) == 0, "alloc");
-		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(out[i]), 1000 + i, 0, 0, 0, 0,
+		wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(out[i]), 1000 + i, 0, 0, 0, 0,
 			  TLM_EVF_RUNTIME);
 	}
 	return 0;
@@ -75,7 +73,7 @@ static int do_fork(void)
 		/* the child writes its own truth lines, tagged by pid */
 		void *q;
 		wl_check(cudaMalloc(&q, 31337) == 0, "child alloc");
-		wl_note("child %d %llx", (int)getpid(), (unsigned long long)U(q));
+		wl_note("child %d %llx", (int)getpid(), (unsigned long long)WL_U(q));
 		wl_check(cudaFree(q) == 0, "child free");
 		exit(0);
 	}
@@ -188,9 +186,9 @@ extern void *wl_early_ptr, *wl_early_thread_ptr;
 static int early(void)
 {
 	/* the library constructor's allocations, then one from main */
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(wl_early_ptr), 1111, 0, 0, 0, 0,
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(wl_early_ptr), 1111, 0, 0, 0, 0,
 		  TLM_EVF_RUNTIME);
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(wl_early_thread_ptr), 2222, 0, 0, 0, 0,
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(wl_early_thread_ptr), 2222, 0, 0, 0, 0,
 		  TLM_EVF_RUNTIME);
 	void *p[1];
 	alloc_n(1, p);
@@ -211,7 +209,7 @@ static int plugin(void)
 	void *(*f)(size_t) = (void *(*)(size_t))dlsym(h, "wl_plugin_alloc");
 	wl_check(f != NULL, "plugin symbol");
 	void *p = f(4321);
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(p), 4321, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(p), 4321, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(dlclose(h) == 0, "dlclose");
 	void *q[1];
 	alloc_n(1, q); /* after the unload */

@@ -12,7 +12,6 @@
 #include "workload.h"
 
 #define MiB (1024ull * 1024ull)
-#define U(p) ((uint64_t)(uintptr_t)(p))
 
 struct drv {
 	CUresult (*alloc)(CUdeviceptr *, size_t);
@@ -90,11 +89,11 @@ static void driver_seq(const struct drv *d)
 	wl_check(d->alloc_managed(&m, 4096, CU_MEM_ATTACH_GLOBAL) == 0, "managed");
 	wl_expect(TLM_OP_ALLOC, TLM_KIND_MANAGED, TLM_API_cuMemAllocManaged, m, 4096, 0, 0, 0, 0, 0);
 	wl_check(d->alloc_host(&h1, 5000) == 0, "host");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cuMemAllocHost_v2, U(h1), 5000, 0, -1, 0, 0, 0);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cuMemAllocHost_v2, WL_U(h1), 5000, 0, -1, 0, 0, 0);
 	wl_check(d->host_alloc(&h2, 6000, CU_MEMHOSTALLOC_PORTABLE) == 0, "hostalloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cuMemHostAlloc, U(h2), 6000, 0, -1, 0, 0, 0);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cuMemHostAlloc, WL_U(h2), 6000, 0, -1, 0, 0, 0);
 	wl_check(d->alloc_async(&c, 3000, s) == 0, "async");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync, c, 3000, 0, 0, U(s), 0, 0);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync, c, 3000, 0, 0, WL_U(s), 0, 0);
 	wl_check(d->alloc_async_ptsz(&c2, 3001, NULL) == 0, "async ptsz");
 	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync_ptsz, c2, 3001, 0, 0, 0, 0, TLM_EVF_PTSZ);
 
@@ -104,20 +103,20 @@ static void driver_seq(const struct drv *d)
 	pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	pp.location.id = 0;
 	wl_check(d->pool_create(&pool, &pp) == 0, "pool create");
-	wl_expect(TLM_OP_POOL_CREATE, TLM_KIND_POOL, TLM_API_cuMemPoolCreate, U(pool), 0, 0, 0, 0, 0, 0);
+	wl_expect(TLM_OP_POOL_CREATE, TLM_KIND_POOL, TLM_API_cuMemPoolCreate, WL_U(pool), 0, 0, 0, 0, 0, 0);
 	wl_check(d->alloc_pool(&e, 7000, pool, s) == 0, "pool alloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocFromPoolAsync, e, 7000, 0, 0, U(s), U(pool), 0);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocFromPoolAsync, e, 7000, 0, 0, WL_U(s), WL_U(pool), 0);
 	wl_check(d->alloc_pool_ptsz(&e2, 7001, pool, NULL) == 0, "pool alloc ptsz");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocFromPoolAsync_ptsz, e2, 7001, 0, 0, 0, U(pool),
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocFromPoolAsync_ptsz, e2, 7001, 0, 0, 0, WL_U(pool),
 		  TLM_EVF_PTSZ);
 
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, e, 0, 0, 0, U(s), 0, 0);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, e, 0, 0, 0, WL_U(s), 0, 0);
 	wl_check(d->free_async(e, s) == 0, "free async");
 	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync_ptsz, e2, 0, 0, 0, 0, 0, TLM_EVF_PTSZ);
 	wl_check(d->free_async_ptsz(e2, NULL) == 0, "free async ptsz");
 	wl_check(d->pool_trim(pool, 0) == 0, "trim");
-	wl_expect(TLM_OP_POOL_TRIM, TLM_KIND_POOL, TLM_API_cuMemPoolTrimTo, U(pool), 0, 0, -1, 0, 0, 0);
-	wl_expect(TLM_OP_POOL_DESTROY, TLM_KIND_POOL, TLM_API_cuMemPoolDestroy, U(pool), 0, 0, 0, 0, 0, 0);
+	wl_expect(TLM_OP_POOL_TRIM, TLM_KIND_POOL, TLM_API_cuMemPoolTrimTo, WL_U(pool), 0, 0, -1, 0, 0, 0);
+	wl_expect(TLM_OP_POOL_DESTROY, TLM_KIND_POOL, TLM_API_cuMemPoolDestroy, WL_U(pool), 0, 0, 0, 0, 0, 0);
 	wl_check(d->pool_destroy(pool) == 0, "pool destroy");
 
 	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFree_v2, a, 0, 0, 0, 0, 0, 0);
@@ -126,11 +125,11 @@ static void driver_seq(const struct drv *d)
 	wl_check(d->free(b) == 0, "free pitch");
 	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFree_v2, m, 0, 0, 0, 0, 0, 0);
 	wl_check(d->free(m) == 0, "free managed");
-	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cuMemFreeHost, U(h1), 0, 0, -1, 0, 0, 0);
+	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cuMemFreeHost, WL_U(h1), 0, 0, -1, 0, 0, 0);
 	wl_check(d->free_host(h1) == 0, "free host");
-	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cuMemFreeHost, U(h2), 0, 0, -1, 0, 0, 0);
+	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cuMemFreeHost, WL_U(h2), 0, 0, -1, 0, 0, 0);
 	wl_check(d->free_host(h2) == 0, "free host 2");
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, c, 0, 0, 0, U(s), 0, 0);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync, c, 0, 0, 0, WL_U(s), 0, 0);
 	wl_check(d->free_async(c, s) == 0, "free async c");
 	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cuMemFreeAsync_ptsz, c2, 0, 0, 0, 0, 0, TLM_EVF_PTSZ);
 	wl_check(d->free_async_ptsz(c2, NULL) == 0, "free async c2");
@@ -252,7 +251,7 @@ int wl_entrypoint(void)
 	wl_check(cudaSetDevice(0) == 0, "set device");
 	void *p0 = NULL;
 	wl_check(cudaMalloc(&p0, 1) == 0, "init runtime");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(p0), 1, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(p0), 1, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	enum cudaDriverEntryPointQueryResult st;
 	CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
 	CUresult (*release)(CUmemGenericAllocationHandle);
@@ -280,7 +279,7 @@ int wl_entrypoint(void)
 	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cuMemAllocAsync_ptsz, a, 4444, 0, 0, 0, 0, TLM_EVF_PTSZ);
 	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync, a, 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaFreeAsync((void *)(uintptr_t)a, NULL) == 0, "free async");
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFree, U(p0), 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFree, WL_U(p0), 0, 0, 0, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaFree(p0) == 0, "free");
 	return 0;
 }
@@ -292,26 +291,26 @@ int wl_runtime(void)
 	cudaStream_t s;
 	wl_check(cudaSetDevice(1) == 0, "set device 1");
 	wl_check(cudaMalloc(&a, 1 << 20) == 0, "cudaMalloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, U(a), 1 << 20, 0, 1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc, WL_U(a), 1 << 20, 0, 1, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaMallocPitch(&b, &pitch, 100, 7) == 0, "pitch");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocPitch, U(b), pitch * 7, 0, 1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocPitch, WL_U(b), pitch * 7, 0, 1, 0, 0, TLM_EVF_RUNTIME);
 	struct cudaPitchedPtr pp;
 	struct cudaExtent ext = {.width = 300, .height = 5, .depth = 3};
 	wl_check(cudaMalloc3D(&pp, ext) == 0, "3d");
 	c3 = pp.ptr;
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc3D, U(c3), pp.pitch * 5 * 3, 0, 1, 0, 0,
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMalloc3D, WL_U(c3), pp.pitch * 5 * 3, 0, 1, 0, 0,
 		  TLM_EVF_RUNTIME);
 	wl_check(cudaMallocManaged(&m, 8192, 1) == 0, "managed");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_MANAGED, TLM_API_cudaMallocManaged, U(m), 8192, 0, 1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_MANAGED, TLM_API_cudaMallocManaged, WL_U(m), 8192, 0, 1, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaMallocHost(&h1, 777) == 0, "host");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cudaMallocHost, U(h1), 777, 0, -1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cudaMallocHost, WL_U(h1), 777, 0, -1, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaHostAlloc(&h2, 778, 0) == 0, "hostalloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cudaHostAlloc, U(h2), 778, 0, -1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_HOST_PINNED, TLM_API_cudaHostAlloc, WL_U(h2), 778, 0, -1, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaStreamCreate(&s) == 0, "stream");
 	wl_check(cudaMallocAsync(&as, 5555, s) == 0, "async");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocAsync, U(as), 5555, 0, 1, U(s), 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocAsync, WL_U(as), 5555, 0, 1, WL_U(s), 0, TLM_EVF_RUNTIME);
 	wl_check(cudaMallocAsync_ptsz(&as2, 5556, NULL) == 0, "async ptsz");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocAsync_ptsz, U(as2), 5556, 0, 1, 0, 0,
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocAsync_ptsz, WL_U(as2), 5556, 0, 1, 0, 0,
 		  TLM_EVF_RUNTIME | TLM_EVF_PTSZ);
 	CUmemPoolProps props;
 	memset(&props, 0, sizeof props);
@@ -321,32 +320,32 @@ int wl_runtime(void)
 	cudaMemPool_t pool;
 	wl_check(cudaMemPoolCreate(&pool, &props) == 0, "pool");
 	/* the runtime has no hook of ours here: its driver call is the event */
-	wl_expect(TLM_OP_POOL_CREATE, TLM_KIND_POOL, TLM_API_cuMemPoolCreate, U(pool), 0, 0, 1, 0, 0, 0);
+	wl_expect(TLM_OP_POOL_CREATE, TLM_KIND_POOL, TLM_API_cuMemPoolCreate, WL_U(pool), 0, 0, 1, 0, 0, 0);
 	wl_check(cudaMallocFromPoolAsync(&pa, 999, pool, s) == 0, "pool alloc");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocFromPoolAsync, U(pa), 999, 0, 1, U(s), U(pool),
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocFromPoolAsync, WL_U(pa), 999, 0, 1, WL_U(s), WL_U(pool),
 		  TLM_EVF_RUNTIME);
 	wl_check(cudaMallocFromPoolAsync_ptsz(&pa2, 998, pool, NULL) == 0, "pool alloc ptsz");
-	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocFromPoolAsync_ptsz, U(pa2), 998, 0, 1, 0, U(pool),
+	wl_expect(TLM_OP_ALLOC, TLM_KIND_DEVICE, TLM_API_cudaMallocFromPoolAsync_ptsz, WL_U(pa2), 998, 0, 1, 0, WL_U(pool),
 		  TLM_EVF_RUNTIME | TLM_EVF_PTSZ);
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync, U(pa), 0, 0, 1, U(s), 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync, WL_U(pa), 0, 0, 1, WL_U(s), 0, TLM_EVF_RUNTIME);
 	wl_check(cudaFreeAsync(pa, s) == 0, "free async");
-	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync_ptsz, U(pa2), 0, 0, 1, 0, 0,
+	wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, TLM_API_cudaFreeAsync_ptsz, WL_U(pa2), 0, 0, 1, 0, 0,
 		  TLM_EVF_RUNTIME | TLM_EVF_PTSZ);
 	wl_check(cudaFreeAsync_ptsz(pa2, NULL) == 0, "free async ptsz");
 	wl_check(cudaDeviceSynchronize() == 0, "sync");
-	wl_expect(TLM_OP_POOL_DESTROY, TLM_KIND_POOL, TLM_API_cuMemPoolDestroy, U(pool), 0, 0, 1, 0, 0, 0);
+	wl_expect(TLM_OP_POOL_DESTROY, TLM_KIND_POOL, TLM_API_cuMemPoolDestroy, WL_U(pool), 0, 0, 1, 0, 0, 0);
 	wl_check(cudaMemPoolDestroy(pool) == 0, "pool destroy");
 	void *frees[] = {a, b, c3, m, as, as2};
 	unsigned fapi[] = {TLM_API_cudaFree, TLM_API_cudaFree, TLM_API_cudaFree, TLM_API_cudaFree,
 			   TLM_API_cudaFreeAsync, TLM_API_cudaFreeAsync};
 	for (int i = 0; i < 6; i++) {
-		wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, fapi[i], U(frees[i]), 0, 0, 1, i >= 4 ? U(s) : 0, 0,
+		wl_expect(TLM_OP_FREE, TLM_KIND_DEVICE, fapi[i], WL_U(frees[i]), 0, 0, 1, i >= 4 ? WL_U(s) : 0, 0,
 			  TLM_EVF_RUNTIME);
 		wl_check((i >= 4 ? cudaFreeAsync(frees[i], s) : cudaFree(frees[i])) == 0, "free");
 	}
-	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cudaFreeHost, U(h1), 0, 0, -1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cudaFreeHost, WL_U(h1), 0, 0, -1, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaFreeHost(h1) == 0, "free host");
-	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cudaFreeHost, U(h2), 0, 0, -1, 0, 0, TLM_EVF_RUNTIME);
+	wl_expect(TLM_OP_FREE, TLM_KIND_HOST_PINNED, TLM_API_cudaFreeHost, WL_U(h2), 0, 0, -1, 0, 0, TLM_EVF_RUNTIME);
 	wl_check(cudaFreeHost(h2) == 0, "free host 2");
 	wl_check(cudaFree(NULL) == 0, "free null"); /* no event */
 	void *big;
