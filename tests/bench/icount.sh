@@ -23,6 +23,8 @@
 # valgrind, or in a sanitized build (the counts would measure the sanitizer).
 #
 # usage: icount.sh BUILD_DIR LIMITS [SANITIZE]
+# TLM_ICOUNT_LIB: another libtlm.so to count (a build to compare with);
+# TLM_ICOUNT_ONLY: the workloads to count (names, space-separated), not all.
 set -u
 build=$1
 limits=$2
@@ -36,7 +38,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 build=$(cd "$build" && pwd)
 sim=$build/src/sim
-lib=$build/src/recording/libtlm.so
+lib=${TLM_ICOUNT_LIB:-$build/src/recording/libtlm.so} # another build's, to compare
 
 # total instructions of one run: count MODE(tlm|plain) CMD...
 count() {
@@ -69,6 +71,7 @@ check() {
 	n=$2
 	k=$3
 	shift 3
+	case " ${TLM_ICOUNT_ONLY:-$name} " in *" $name "*) ;; *) return ;; esac # a developer's subset
 	lim=$(awk -v k="$name" '$1 == k { print $2 }' "$limits")
 	if [ -z "$lim" ]; then
 		echo "icount: $name: no limit in $limits"
@@ -97,6 +100,8 @@ export PYTHONHASHSEED=0 # the Python runs' own work the same in each
 export LD_LIBRARY_PATH="$sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # one call path of 30 frames, repeated: the unwind cache hits
 check repeated 2000 1 "$build/tests/bench/bench_shim" --child @N@ 30
+# the same with stacks off: the fixed part every event pays
+TLM_STACK_DEPTH=0 check off 2000 1 "$build/tests/bench/bench_shim" --child @N@ 30
 # 8 paths, recursion depth 10-29, shifting stack pointer: the cache misses
 check varying 2000 1 "$build/tests/bench/bench_vary" cuda @N@ 8 20
 # 4 producer threads into their rings, merged by the writer
