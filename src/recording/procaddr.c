@@ -212,8 +212,10 @@ struct tlm__rt_fn tlm__ep[4] = {
 
 /* ---------------------------------------------------------------- dlsym */
 
-/* Returns our wrapper for (handle, name) or NULL to let glibc answer. */
-NO_SANITIZE TLM_HIDDEN void *tlm__dlsym_filter(void *handle, const char *name)
+/* Returns our wrapper for (handle, name) or NULL to let glibc answer.
+ * `used`: only the assembly stub below calls it, which link-time
+ * optimisation does not see. */
+NO_SANITIZE TLM_HIDDEN __attribute__((used)) void *tlm__dlsym_filter(void *handle, const char *name)
 {
 	tlm__resolve_dlsym();
 	if (!name || handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
