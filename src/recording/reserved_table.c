@@ -6,13 +6,13 @@
  * Two open-addressing tables (device addresses, VMM handles: separate name
  * spaces), mapped once with MAP_NORESERVE so that only the pages touched
  * cost memory. Lock-free: a slot's key is claimed by CAS (EMPTY or TOMB ->
- * address), its size written, then its meta published (release); a free
- * moves meta LIVE -> FREEING by CAS before the real call and FREEING -> DEAD
- * (then the key to TOMB) after it, or back to LIVE when the call failed. An
- * address the driver hands out again while its old free is still settling
- * takes the FREEING slot over (its bytes already left the count). Probes are
- * bounded: an allocation that finds no slot within them makes the counts
- * unknown from then on, with one line.
+ * address), its size written, then its meta published (release); a free,
+ * before the real call, moves meta LIVE -> DEAD by CAS and the key to TOMB
+ * (the slot is free before the driver can hand the address out again), and
+ * only a failed call inserts the allocation again: the usual free settles
+ * with no atomic after the call. Probes are bounded: an allocation that
+ * finds no slot within them makes the counts unknown from then on, with
+ * one line.
  */
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -26,11 +26,12 @@
 #define TOMB UINT64_MAX
 #define PROBES 128u
 
-/* meta: bits 0-15 device, 16 counted, 17-18 state, 32-63 generation */
+/* meta: bits 0-15 device, 16 counted, 17-18 state, 32-63 generation (a
+ * claim's CAS cannot take a later tenant of the slot for the one it read) */
 #define M_COUNTED (1ull << 16)
 #define M_STATE(m) (((m) >> 17) & 3u)
 #define M_SET(m, s) (((m) & ~(3ull << 17)) | ((uint64_t)(s) << 17))
-enum { S_NONE = 0, S_LIVE = 1, S_FREEING = 2, S_DEAD = 3 };
+enum { S_NONE = 0, S_LIVE = 1, S_DEAD = 3 };
 
 struct ent {
 	_Atomic uint64_t key;
@@ -109,14 +110,12 @@ static void lost_track(void)
 			 PROBES);
 }
 
-bool tlm__rt_insert(unsigned kind, uint64_t addr, uint64_t size, int16_t device, uint64_t *after)
+/* Tracks addr in table ns; *after as tlm__rt_insert's. A live tenant of
+ * addr is replaced, or, with !replace, kept (and nothing inserted). */
+static bool insert(int ns, uint64_t addr, uint64_t size, int16_t device, bool counted, bool replace,
+		   uint64_t *after)
 {
-	int ns = ns_of(kind);
-	*after = 0;
-	if (ns < 0 || addr == EMPTY || addr == TOMB || !atomic_load_explicit(&mapped, memory_order_acquire))
-		return false;
 	const struct table *t = &tabs[ns];
-	bool counted = kind != TLM_KIND_MANAGED;
 	if (TLM_UNLIKELY(t_gen == t_gen_end)) {
 		t_gen = atomic_fetch_add_explicit(&gen_next, GEN_BLOCK, memory_order_relaxed);
 		t_gen_end = t_gen + GEN_BLOCK;
@@ -140,15 +139,15 @@ bool tlm__rt_insert(unsigned kind, uint64_t addr, uint64_t size, int16_t device,
 			if (k != addr)
 				continue;
 			uint64_t m = atomic_load_explicit(&e->meta, memory_order_acquire);
-			unsigned st = M_STATE(m);
-			if (st != S_LIVE && st != S_FREEING)
-				continue; /* dying or being published: not this allocation's slot */
+			if (M_STATE(m) != S_LIVE)
+				continue; /* being freed or published: not a tenant to replace */
+			if (!replace)
+				return false;
 			if (!atomic_compare_exchange_strong(&e->meta, &m, meta))
 				continue;
-			/* a live one was never seen freed (the report takes it as freed); a
-			 * freeing one already left the count */
+			/* a live one never seen freed (the report takes it as freed) */
 			uint64_t old = atomic_exchange_explicit(&e->size, size, memory_order_relaxed);
-			if (st == S_LIVE && (m & M_COUNTED))
+			if (m & M_COUNTED)
 				count((int16_t)(uint16_t)m, false, old);
 			goto counted;
 		}
@@ -168,6 +167,15 @@ counted:
 	return true;
 }
 
+bool tlm__rt_insert(unsigned kind, uint64_t addr, uint64_t size, int16_t device, uint64_t *after)
+{
+	int ns = ns_of(kind);
+	*after = 0;
+	if (ns < 0 || addr == EMPTY || addr == TOMB || !atomic_load_explicit(&mapped, memory_order_acquire))
+		return false;
+	return insert(ns, addr, size, device, kind != TLM_KIND_MANAGED, true, after);
+}
+
 bool tlm__rt_claim(unsigned kind, uint64_t addr, struct tlm__rt_claim *c)
 {
 	int ns = ns_of(kind);
@@ -185,13 +193,15 @@ bool tlm__rt_claim(unsigned kind, uint64_t addr, struct tlm__rt_claim *c)
 		if (k != addr)
 			continue;
 		uint64_t m = atomic_load_explicit(&e->meta, memory_order_acquire);
-		if (M_STATE(m) != S_LIVE || !atomic_compare_exchange_strong(&e->meta, &m, M_SET(m, S_FREEING)))
+		if (M_STATE(m) != S_LIVE || !atomic_compare_exchange_strong(&e->meta, &m, M_SET(m, S_DEAD)))
 			continue;
 		*c = (struct tlm__rt_claim){
 			.slot = (int32_t)idx, .ns = (uint8_t)ns, .counted = (m & M_COUNTED) != 0,
-			.device = (int16_t)(uint16_t)m, .meta = M_SET(m, S_FREEING),
+			.device = (int16_t)(uint16_t)m, .addr = addr,
 			.size = atomic_load_explicit(&e->size, memory_order_relaxed),
 		};
+		/* ours alone since the CAS (no insert replaces a DEAD tenant) */
+		atomic_store_explicit(&e->key, TOMB, memory_order_release);
 		if (c->counted)
 			count(c->device, false, c->size);
 		return true;
@@ -201,16 +211,12 @@ bool tlm__rt_claim(unsigned kind, uint64_t addr, struct tlm__rt_claim *c)
 
 void tlm__rt_settle(const struct tlm__rt_claim *c, bool freed)
 {
-	if (c->slot < 0)
+	if (c->slot < 0 || freed)
 		return;
-	struct ent *e = &tabs[c->ns].e[c->slot];
-	uint64_t m = c->meta;
-	if (freed) {
-		if (atomic_compare_exchange_strong(&e->meta, &m, M_SET(c->meta, S_DEAD)))
-			atomic_store_explicit(&e->key, TOMB, memory_order_release);
-	} else if (atomic_compare_exchange_strong(&e->meta, &m, M_SET(c->meta, S_LIVE)) && c->counted) {
-		count(c->device, true, c->size); /* the free failed: still reserved */
-	}
+	/* the free failed (or was left unfinished, recorder.h): tracked and
+	 * counted again, unless the address came back to a new allocation */
+	uint64_t after;
+	(void)insert(c->ns, c->addr, c->size, c->device, c->counted, false, &after);
 }
 
 uint64_t tlm__rt_reserved(int device)

@@ -8,8 +8,9 @@
  * start (tlm__rt_init): no allocation and no lock on the hot path.
  * "Reserved" counts what docs/report.md counts: the requested bytes of live
  * DEVICE and VMM_PHYSICAL allocations, per device. A free is claimed before
- * the real call (its bytes leave the count then, as the event is stamped
- * then) and settled after it: a failed free puts them back. When the table
+ * the real call (the allocation leaves the table and its bytes the count
+ * then, as the event is stamped then) and settled after it: a failed free
+ * puts it back. When the table
  * is full the counts are unknown from then on (one line says so); frees then
  * fall back to asking the driver for a pointer's device.
  */
@@ -26,7 +27,7 @@ struct tlm__rt_claim {
 	uint8_t ns;
 	bool counted;   /* counts as reserved */
 	int16_t device;
-	uint64_t meta, size;
+	uint64_t addr, size;
 };
 
 void tlm__rt_init(void) TLM_HIDDEN;

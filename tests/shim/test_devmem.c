@@ -226,6 +226,17 @@ static void test_multi_device(void **state)
 	assert_string_equal(procs_txt, "self:0 "); /* everything freed by then */
 }
 
+/* A free the driver refuses leaves its allocation reserved: the allocation
+ * after it is a new high (4 MiB), and the frees that follow take both
+ * out of the count (2 then 6 MiB are the next values, 6 the next high). */
+static void test_failed_free(void **state)
+{
+	(void)state;
+	const char *env[] = {"TLM_DEBUG_PEAK_MS=0", "TLM_DRAIN_MS=10000", NULL};
+	expect("failfree", NULL, env, 0,
+	       "A0 2 S0 START d0 2/64 F0 A0 2 S1 PEAK d0 4/64 F0 F0 A0 2 A0 4 S2 PEAK d0 6/64 ");
+}
+
 /* Another process on the same simulated machine holds 10 MiB: the device's
  * free memory says so in every sample, and NVML names it; both processes pay
  * their context (8 MiB, the default), which no allocation API shows. */
@@ -344,7 +355,7 @@ int main(void)
 		cmocka_unit_test(test_growth),       cmocka_unit_test(test_rate_limited),
 		cmocka_unit_test(test_exit_sample),  cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_multi_device), cmocka_unit_test(test_other_process),
-		cmocka_unit_test(test_table_full),
+		cmocka_unit_test(test_table_full),   cmocka_unit_test(test_failed_free),
 		cmocka_unit_test(test_no_nvml),      cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * wl_devmem.c - workloads for the device memory samples (test_devmem.c):
  * each scenario makes a known sequence of allocations on the simulated
  * device, so the samples tlm takes with them have exact values.
- *   wl_devmem growth|ratelimit|exitpeak|many|oom|multi|threads
+ *   wl_devmem growth|ratelimit|exitpeak|many|oom|multi|threads|failfree
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +17,8 @@ cudaError_t cudaFree(void *);
 cudaError_t cudaSetDevice(int);
 CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
 CUresult cuMemFree_v2(CUdeviceptr);
+CUresult cuCtxGetCurrent(CUcontext *);
+CUresult cuCtxSetCurrent(CUcontext);
 
 #define MiB (1u << 20)
 
@@ -94,6 +96,19 @@ int main(int argc, char **argv)
 			return 3;
 		fr(z);
 		fr(a);
+	} else if (!strcmp(s, "failfree")) {
+		/* a free the driver refuses (no context current): the allocation
+		 * is still reserved, so the next one makes a new high */
+		CUcontext ctx = NULL;
+		void *a = al(2 * MiB);
+		if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || cuCtxSetCurrent(NULL) != CUDA_SUCCESS ||
+		    cuMemFree_v2((CUdeviceptr)(uintptr_t)a) == CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+			return 3;
+		void *b = al(2 * MiB);
+		fr(a);
+		fr(b);
+		al(2 * MiB);
+		al(4 * MiB);
 	} else if (!strcmp(s, "threads")) {
 		pthread_t t[8];
 		for (int i = 0; i < 8; i++)
