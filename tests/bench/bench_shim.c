@@ -6,8 +6,11 @@
  * the simulated driver) from a call chain DEPTH frames deep, three ways: with
  * no preload, under libtlm.so with stacks on, and with TLM_STACK_DEPTH=0.
  * The added cost per event is (run under tlm - plain run) / (2 * N), the
- * same measure heaptrack's figure in the issue uses. Each configuration runs
- * REPEAT times in a fresh process; the median is reported.
+ * same measure heaptrack's figure in the issue uses. REPEAT rounds each run
+ * the three in turn, each in a fresh process, so that a drift of the
+ * machine's speed falls on all three alike; reported are each one's median
+ * and minimum, and the median of the rounds' own differences (a round's
+ * tlm run minus its plain run), the figure least moved by a noisy machine.
  *
  * usage: bench_shim LIBTLM [PAIRS] [DEPTH] [REPEAT]
  */
@@ -108,15 +111,10 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* median (and minimum: the figure least disturbed by the other core) */
-static double median(char *self, const char *preload, const char *depth_env, int depth, int rep, double *min)
+static double median_of(double *v, int n)
 {
-	double v[32];
-	for (int i = 0; i < rep; i++)
-		v[i] = run(self, preload, depth_env, depth);
-	qsort(v, (size_t)rep, sizeof v[0], cmp);
-	*min = v[0];
-	return v[rep / 2];
+	qsort(v, (size_t)n, sizeof v[0], cmp);
+	return v[n / 2];
 }
 
 int main(int argc, char **argv)
@@ -137,15 +135,23 @@ int main(int argc, char **argv)
 	if (rep > 31)
 		rep = 31;
 	int levels = depth > 6 ? depth - 6 : 0;
-	double pmin, smin, nmin;
-	double plain = median(argv[0], NULL, NULL, levels, rep, &pmin);
-	double stk = median(argv[0], argv[1], NULL, levels, rep, &smin);
-	double nostk = median(argv[0], argv[1], "0", levels, rep, &nmin);
-	printf("pairs %lu, stack depth %d, %d runs each: median (minimum)\n", pairs, depth, rep);
+	double p[32], st[32], no[32], dst[32], dno[32];
+	for (int i = 0; i < rep; i++) {
+		p[i] = run(argv[0], NULL, NULL, levels);
+		st[i] = run(argv[0], argv[1], NULL, levels);
+		no[i] = run(argv[0], argv[1], "0", levels);
+		dst[i] = (st[i] - p[i]) / 2;
+		dno[i] = (no[i] - p[i]) / 2;
+	}
+	double plain = median_of(p, rep), stk = median_of(st, rep), nostk = median_of(no, rep);
+	double pmin = p[0], smin = st[0], nmin = no[0]; /* sorted by median_of */
+	printf("pairs %lu, stack depth %d, %d interleaved rounds: median (minimum)\n", pairs, depth, rep);
 	printf("plain:            %6.1f (%6.1f) ns per alloc+free pair\n", plain, pmin);
-	printf("tlm, %2d frames:   %6.1f (%6.1f) ns per pair -> %5.1f (%5.1f) ns added per event\n", depth, stk, smin,
-	       (stk - plain) / 2, (smin - pmin) / 2);
-	printf("tlm, stacks off:  %6.1f (%6.1f) ns per pair -> %5.1f (%5.1f) ns added per event\n", nostk, nmin,
-	       (nostk - plain) / 2, (nmin - pmin) / 2);
+	printf("tlm, %2d frames:   %6.1f (%6.1f) ns per pair -> %5.1f (%5.1f) ns added per event; "
+	       "rounds' own: %5.1f\n",
+	       depth, stk, smin, (stk - plain) / 2, (smin - pmin) / 2, median_of(dst, rep));
+	printf("tlm, stacks off:  %6.1f (%6.1f) ns per pair -> %5.1f (%5.1f) ns added per event; "
+	       "rounds' own: %5.1f\n",
+	       nostk, nmin, (nostk - plain) / 2, (nmin - pmin) / 2, median_of(dno, rep));
 	return 0;
 }
