@@ -134,6 +134,8 @@ int main(int argc, char **argv)
 	int rep = argc > 4 ? atoi(argv[4]) : 5;
 	if (rep > 31)
 		rep = 31;
+	if (rep < 1)
+		rep = 1;
 	int levels = depth > 6 ? depth - 6 : 0;
 	double p[32], st[32], no[32], dst[32], dno[32];
 	for (int i = 0; i < rep; i++) {
