@@ -23,6 +23,13 @@
  * segment_free when freed), marked with the key 'tlm_api' (the CUDA call),
  * so that memory_viz draws the whole device. The segments are the state at
  * the end of the run; the traces run up to it.
+ *
+ * A trace's entries are in the trace's order (sequence numbers) and their
+ * times never go back, as in PyTorch's own: a thread takes its number and
+ * then reads the clock, so an event whose thread was delayed in between
+ * carries a time later than those after it (docs/trace-format.md). Such an
+ * entry shows the earliest time of any entry after it, the latest its
+ * operation can have happened (the times of the others are untouched).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +57,7 @@ static const char *const act_name[] = {"alloc", "free_requested", "free_complete
 
 struct item {
 	uint64_t seq;
+	int64_t t;     /* its time; after sorting, the least of its and every later one's */
 	uint32_t idx;  /* log entry, or OOM index */
 	uint8_t what;  /* 0 allocation, 1 free, 2 OOM */
 };
@@ -63,6 +71,7 @@ struct snap {
 	uint32_t nmemo;
 	uint32_t pool_memo;            /* the (0, 0) tuple's memo id + 1 */
 	bool python_only;              /* a Python program, stacks folded to their Python frames */
+	int64_t t;                     /* the trace entry being written: its time (struct item) */
 };
 
 static bool device_entry(const struct tlm__al *a)
@@ -203,8 +212,7 @@ static void entry_of(struct snap *s, int action, const struct tlm__al *a, bool a
 	kv_uint(pk, "size", size);
 	kv_uint(pk, "stream", a->stream);
 	frames(s, at_free ? a->free_stack : a->stack_id, !external(a));
-	int64_t t = at_free ? a->t_free : a->t_alloc;
-	kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)t) / 1000));
+	kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)s->t) / 1000));
 	entry_defaults(s);
 	if (external(a))
 		kv_str(pk, "tlm_api", tlm_api_name(a->api));
@@ -246,7 +254,7 @@ static void trace_item(struct snap *s, const struct item *it)
 		kv_uint(pk, "size", o->size);
 		kv_uint(pk, "stream", o->allocator ? 0 : o->stream);
 		frames(s, o->stack_id, o->allocator);
-		kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)o->t) / 1000));
+		kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)s->t) / 1000));
 		entry_defaults(s);
 		tlm__pk_end(pk);
 		return;
@@ -296,17 +304,21 @@ static int device_traces(struct snap *s)
 			const struct tlm__al *a = &l->e[i];
 			if (a->device != d || !device_entry(a))
 				continue;
-			it[n++] = (struct item){a->seq_alloc, (uint32_t)i, 0};
+			it[n++] = (struct item){a->seq_alloc, a->t_alloc, (uint32_t)i, 0};
 			if (!(a->flags & TLM__AL_LIVE))
-				it[n++] = (struct item){a->seq_free, (uint32_t)i, 1};
+				it[n++] = (struct item){a->seq_free, a->t_free, (uint32_t)i, 1};
 		}
 		for (size_t i = 0; i < l->noom; i++)
 			if (l->oom[i].device == d && oom_shown(s, &l->oom[i]))
-				it[n++] = (struct item){l->oom[i].seq, (uint32_t)i, 2};
+				it[n++] = (struct item){l->oom[i].seq, l->oom[i].t, (uint32_t)i, 2};
 		qsort(it, n, sizeof *it, by_seq);
+		for (size_t i = n; i-- > 1;) /* no time after a later entry's (the file's top) */
+			if (it[i - 1].t > it[i].t)
+				it[i - 1].t = it[i].t;
 		tlm__pk_list(&s->pk);
 		for (size_t i = 0; i < n; i++) {
 			const struct tlm__al *a = it[i].what != 2 ? &s->l.e[it[i].idx] : NULL;
+			s->t = it[i].t;
 			if (a && a->kind == TLM_KIND_VMM_MAPPING && !external(a)) {
 				uint64_t bytes;
 				size_t k = mapping_run(s, &it[i], n - i, &bytes);

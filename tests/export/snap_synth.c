@@ -8,7 +8,9 @@
  * (the mappings name no device: their handles do); blocks of 1 MiB, of
  * 2 MiB across the chunks' boundary, and of 512 KiB, freed; a 4 MiB
  * cudaMalloc that holds no block (memory outside the allocator); a failed
- * cuMemCreate and the allocator's OOM it led to.
+ * cuMemCreate and the allocator's OOM it led to. One event carries a time
+ * later than the next one's, as a thread delayed between taking its
+ * number and reading the clock leaves it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,8 @@ int main(int argc, char **argv)
 	ev(t, A, TLM_KIND_VMM_PHYSICAL, 0x12, 2 * MiB, 0, 0, 5 * RT_MS, 0, 0, 2, TLM_API_cuMemCreate);
 	ev(t, A, TLM_KIND_VMM_MAPPING, VA + 2 * MiB, 2 * MiB, 0x12, 0, 6 * RT_MS, -1, 0, 2, TLM_API_cuMemMap);
 	ev(t, A, B, VA + 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB, 7 * RT_MS, 0, 0, 2, MEM);
-	ev(t, A, B, VA + 3 * MiB + MiB / 2, MiB / 2, 7 * MiB / 2, 4 * MiB, 8 * RT_MS, 0, 0, 1, MEM);
+	/* its thread read the clock late (after the next event's): 9.5 ms */
+	ev(t, A, B, VA + 3 * MiB + MiB / 2, MiB / 2, 7 * MiB / 2, 4 * MiB, 9 * RT_MS + RT_MS / 2, 0, 0, 1, MEM);
 	ev(t, F, B, VA + 3 * MiB + MiB / 2, MiB / 2, 3 * MiB, 4 * MiB, 9 * RT_MS, 0, 0, 2, MEM);
 	ev(t, A, TLM_KIND_DEVICE, EXT, 4 * MiB, 0, 0, 10 * RT_MS, 0, 0, 3, TLM_API_cudaMalloc);
 	ev(t, A, TLM_KIND_VMM_PHYSICAL, 0, 8 * MiB, 0, 0, 11 * RT_MS, 0, 2, 1, TLM_API_cuMemCreate);
