@@ -71,7 +71,6 @@ struct snap {
 	uint32_t nmemo;
 	uint32_t pool_memo;            /* the (0, 0) tuple's memo id + 1 */
 	bool python_only;              /* a Python program, stacks folded to their Python frames */
-	int64_t t;                     /* the trace entry being written: its time (struct item) */
 };
 
 static bool device_entry(const struct tlm__al *a)
@@ -203,8 +202,17 @@ static void entry_defaults(struct snap *s)
 	pool_id(s);
 }
 
-static void entry_of(struct snap *s, int action, const struct tlm__al *a, bool at_free, uint64_t size)
+/* A trace entry's time, the item's (struct item) */
+static void kv_time(struct snap *s, const struct item *it)
 {
+	kv_int(&s->pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)it->t) / 1000));
+}
+
+/* The entry of an allocation's item (its allocation, or its free) */
+static void entry_of(struct snap *s, int action, const struct item *it, uint64_t size)
+{
+	const struct tlm__al *a = &s->l.e[it->idx];
+	bool at_free = it->what == 1;
 	struct tlm__pk *pk = &s->pk;
 	tlm__pk_dict(pk);
 	kv_str(pk, "action", act_name[action]);
@@ -212,16 +220,16 @@ static void entry_of(struct snap *s, int action, const struct tlm__al *a, bool a
 	kv_uint(pk, "size", size);
 	kv_uint(pk, "stream", a->stream);
 	frames(s, at_free ? a->free_stack : a->stack_id, !external(a));
-	kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)s->t) / 1000));
+	kv_time(s, it);
 	entry_defaults(s);
 	if (external(a))
 		kv_str(pk, "tlm_api", tlm_api_name(a->api));
 	tlm__pk_end(pk);
 }
 
-static void entry(struct snap *s, int action, const struct tlm__al *a, bool at_free)
+static void entry(struct snap *s, int action, const struct item *it)
 {
-	entry_of(s, action, a, at_free, a->size);
+	entry_of(s, action, it, s->l.e[it->idx].size);
 }
 
 /* An owned VMM mapping and those right after it in the trace that continue
@@ -254,7 +262,7 @@ static void trace_item(struct snap *s, const struct item *it)
 		kv_uint(pk, "size", o->size);
 		kv_uint(pk, "stream", o->allocator ? 0 : o->stream);
 		frames(s, o->stack_id, o->allocator);
-		kv_int(pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)s->t) / 1000));
+		kv_time(s, it);
 		entry_defaults(s);
 		tlm__pk_end(pk);
 		return;
@@ -263,21 +271,21 @@ static void trace_item(struct snap *s, const struct item *it)
 	bool fr = it->what == 1;
 	if (is_block(a)) {
 		if (!fr) {
-			entry(s, A_ALLOC, a, false);
+			entry(s, A_ALLOC, it);
 		} else { /* the tap reports a free when it is requested; tlm sees no later completion */
-			entry(s, A_FREE_REQ, a, true);
-			entry(s, A_FREE_DONE, a, true);
+			entry(s, A_FREE_REQ, it);
+			entry(s, A_FREE_DONE, it);
 		}
 	} else if (!external(a)) {
 		bool map = a->kind == TLM_KIND_VMM_MAPPING;
-		entry(s, fr ? (map ? A_SEG_UNMAP : A_SEG_FREE) : (map ? A_SEG_MAP : A_SEG_ALLOC), a, fr);
+		entry(s, fr ? (map ? A_SEG_UNMAP : A_SEG_FREE) : (map ? A_SEG_MAP : A_SEG_ALLOC), it);
 	} else if (!fr) {
-		entry(s, A_SEG_ALLOC, a, false);
-		entry(s, A_ALLOC, a, false);
+		entry(s, A_SEG_ALLOC, it);
+		entry(s, A_ALLOC, it);
 	} else {
-		entry(s, A_FREE_REQ, a, true);
-		entry(s, A_FREE_DONE, a, true);
-		entry(s, A_SEG_FREE, a, true);
+		entry(s, A_FREE_REQ, it);
+		entry(s, A_FREE_DONE, it);
+		entry(s, A_SEG_FREE, it);
 	}
 }
 
@@ -318,12 +326,11 @@ static int device_traces(struct snap *s)
 		tlm__pk_list(&s->pk);
 		for (size_t i = 0; i < n; i++) {
 			const struct tlm__al *a = it[i].what != 2 ? &s->l.e[it[i].idx] : NULL;
-			s->t = it[i].t;
 			if (a && a->kind == TLM_KIND_VMM_MAPPING && !external(a)) {
 				uint64_t bytes;
 				size_t k = mapping_run(s, &it[i], n - i, &bytes);
 				bool fr = it[i].what == 1;
-				entry_of(s, fr ? A_SEG_UNMAP : A_SEG_MAP, a, fr, bytes);
+				entry_of(s, fr ? A_SEG_UNMAP : A_SEG_MAP, &it[i], bytes);
 				i += k - 1;
 				continue;
 			}
