@@ -14,17 +14,28 @@
 # (issue 29 asks for at most 0.2).
 #   sh tests/bench/torch_zoo_ab.sh [BUILD_DIR] [ROUNDS] [STEPS] [K] [LOOPS...]
 # defaults: build 5 100 10 gpt resnet gpt2 many
+# On a machine with a GPU (tests/gpu/run.sh): TLM_ZOO_LIB=path/libtlm.so runs
+# on the real driver, libtlm.so preloaded directly (BUILD_DIR unused), with
+# TLM_ZOO_PYTHON (default python3) holding PyTorch.
 set -u
 b=${1:-build} rounds=${2:-5} steps=${3:-100} k=${4:-10}
 [ $# -gt 4 ] && shift 4 || set --
 loops=${*:-gpt resnet gpt2 many}
 src=$(cd "$(dirname "$0")" && pwd)
-py=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python
-sim=$b/src/sim
-export TORCH_CUDNN_SDPA_DEPRIORITIZED=1 TLM_SIM_DEVICES=1 TLM_SIM_MEMORY=4G
-pre="$sim/libcuda.so.1 $sim/libnvidia-ml.so.1 $sim/libtlm_simblas.so"
 tmp=$(mktemp -d /tmp/tlm-zoo-ab.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "${TLM_ZOO_LIB:-}" ]; then
+	py=${TLM_ZOO_PYTHON:-python3}
+	pre=
+	traced() { rm -f "$tmp/t.trace"; env LD_PRELOAD="$TLM_ZOO_LIB" TLM_SUMMARY=0 TLM_OUTPUT="$tmp/t.trace" "$@"; }
+	nvidia-smi -L 2>/dev/null
+else
+	py=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python
+	sim=$b/src/sim
+	export TORCH_CUDNN_SDPA_DEPRIORITIZED=1 TLM_SIM_DEVICES=1 TLM_SIM_MEMORY=4G
+	pre="$sim/libcuda.so.1 $sim/libnvidia-ml.so.1 $sim/libtlm_simblas.so"
+	traced() { "$b/src/command/tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 4G -- "$@"; }
+fi
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 one() { # LOOP WHO KEY CMD...: appends "LOOP WHO OFF ON"
 	l=$1 who=$2 key=$3
@@ -40,8 +51,7 @@ while [ $i -lt "$rounds" ]; do
 	echo "round $i"
 	for l in $loops; do
 		one "$l" recorder ab_cpu_ms env LD_PRELOAD="$pre" "$py" "$src/torch_zoo.py" "$l" --steps "$steps" --ab "$k"
-		one "$l" tlm tlm_ab_cpu_ms "$b/src/command/tlm" run --no-summary -f -o "$tmp/t.trace" --simulate 4G -- \
-			env TLM_DEBUG_PAUSE=1 "$py" "$src/torch_zoo.py" "$l" --steps "$steps" --tlm-ab "$k"
+		one "$l" tlm tlm_ab_cpu_ms traced env TLM_DEBUG_PAUSE=1 "$py" "$src/torch_zoo.py" "$l" --steps "$steps" --tlm-ab "$k"
 	done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,7 +15,10 @@ cp build/src/recording/libtlm.so .gpu/lib/
 cp build/src/command/tlm build/tests/gpu/trace_check .gpu/bin/
 # libtlm.so's own dependencies that a CUDA image lacks (libunwind); the tools
 # get every non-glibc dependency, in a directory only they use.
-for l in $(ldd .gpu/lib/libtlm.so | awk '/libunwind/ {print $3}'); do cp -L "$l" .gpu/lib/; done
+# libtlm.so opens libunwind.so.8 at run time (no ldd line names it)
+u=$(ldconfig -p | awk '$1 == "libunwind.so.8" && /x86-64/ {print $NF; exit}')
+[ -n "$u" ] || { echo "prepare.sh: libunwind.so.8 not found (sh tools/deps.sh installs it)" >&2; exit 1; }
+cp -L "$u" .gpu/lib/
 for f in .gpu/bin/tlm .gpu/bin/trace_check .gpu/lib/libtlm.so; do ldd "$f"; done |
 	awk '/=> \// {print $3}' | sort -u |
 	grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
