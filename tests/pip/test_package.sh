@@ -24,7 +24,8 @@
 #    files are byte for byte those of a build from scratch): auditwheel show grades it
 #    manylinux, and installed into a fresh venv it runs tlm run --simulate on
 #    job_workload.c (peak 8 + (RANK + 1) MiB in tlm.load(trace).report())
-#    with the libraries it carries in tlm.libs/.
+#    with the libraries it carries in tlm.libs/; libunwind.so.8 is beside
+#    libtlm.so (both installs) with every library it needs found.
 # usage: test_package.sh SRC VERSION BUILD_TLM WORKLOAD
 # Without python3 -m venv, or the py venv, wheelhouse and torch venv of the
 # bootstrap: skipped (77) with one line; under CI=true a failure.
@@ -68,6 +69,8 @@ check "[ $b -eq 64 ]"
 # man pages, found from PATH as man does for any prefix
 check "[ \"\$(env -u MANPATH PATH='$venv/bin:/usr/bin:/bin' man -w tlm)\" = '$venv/man/man1/tlm.1' ]"
 check "[ \"\$(env -u MANPATH PATH='$venv/bin:/usr/bin:/bin' man -w 7 libtlm)\" = '$venv/man/man7/libtlm.7' ]"
+# libunwind.so.8 beside the installed libtlm.so
+check "ls '$venv'/lib/python*/site-packages/tlm/_prefix/lib/libtlm.so '$venv'/lib/python*/site-packages/tlm/_prefix/lib/libunwind.so.8 >/dev/null"
 
 # the installed tlm run --simulate on a C workload: its own libtlm.so and driver
 env -u LD_LIBRARY_PATH -u LD_PRELOAD -u TLM_LIBRARY -u TLM_SIM_DIR RANK=3 TLM_SUMMARY=0 \
@@ -133,6 +136,9 @@ check "[ -n '$whl' ]"
 python3 -m venv "$tmp/w" && "$tmp/w/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$wheels" "$whl" \
 	>"$tmp/pipw.log" 2>&1 || { tail -n 20 "$tmp/pipw.log"; echo "failed: installing $whl"; exit 1; }
 check "unzip -l '$whl' | grep -q ' tlm.libs/libdw'"
+# libunwind.so.8 beside libtlm.so (opened first: GPU images often have none), its needs met
+wu=$(ls "$tmp"/w/lib/python*/site-packages/tlm/_prefix/lib/libunwind.so.8 2>/dev/null)
+check "[ -n '$wu' ] && [ -f \"\$(dirname '$wu')/libtlm.so\" ] && ! ldd '$wu' | grep -q 'not found'"
 env -u LD_LIBRARY_PATH -u LD_PRELOAD RANK=5 TLM_SUMMARY=0 "$tmp/w/bin/tlm" run --no-summary -o "$tmp/w.trace" \
 	--simulate 1G -- "$wl" >"$tmp/w.log" 2>&1 || { cat "$tmp/w.log"; fail=1; }
 check "'$tmp/w/bin/python' -c 'import sys, tlm; d = tlm.load(sys.argv[1]).report()[\"devices\"][0]; sys.exit(d[\"peak_allocated_bytes\"] != 14 << 20)' '$tmp/w.trace'"

@@ -4,16 +4,24 @@
  * but libunwind must stay out of the program's global symbol scope, where
  * its _Unwind_* would replace libgcc_s's for every C++ exception (and
  * unw_* could clash with the program's own). Exit 0 when it is loaded yet
- * invisible; 1 with one line saying what is wrong.
+ * invisible; 1 with one line saying what is wrong. With an argument, the
+ * libunwind.so.8 loaded must also be that file (the copy beside libtlm.so).
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
-	if (!dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD)) {
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD);
+	if (!h) {
 		fprintf(stderr, "failed: libunwind.so.8 is not loaded: libtlm did not open it\n");
+		return 1;
+	}
+	struct link_map *lm = NULL;
+	if (argc > 1 && (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || strcmp(lm->l_name, argv[1]) != 0)) {
+		fprintf(stderr, "failed: libunwind.so.8 loaded from %s, not %s\n", lm ? lm->l_name : "?", argv[1]);
 		return 1;
 	}
 	if (dlsym(RTLD_DEFAULT, "unw_backtrace")) {
@@ -26,6 +34,6 @@ int main(void)
 		fprintf(stderr, "failed: _Unwind_RaiseException resolves to %s\n", i.dli_fname);
 		return 1;
 	}
-	printf("libunwind loaded, out of the global scope\n");
+	printf("libunwind loaded from %s, out of the global scope\n", lm ? lm->l_name : "its soname");
 	return 0;
 }

@@ -6,6 +6,8 @@
  */
 #include <dlfcn.h>
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "recording/clock.h"
 #include "recording/log.h"
@@ -28,14 +30,32 @@ static void *sym(void *h, const char *name, bool *ok)
 	return p;
 }
 
+/* The copy beside libtlm.so first: the wheel and tests/gpu ship one there,
+ * because GPU images often have none (NVIDIA's CUDA images do not), and it is
+ * the build tlm was tested with. NULL when there is none. */
+static void *open_beside(void)
+{
+	Dl_info self;
+	if (!dladdr((void *)tlm__unw_load, &self) || !self.dli_fname)
+		return NULL;
+	const char *slash = strrchr(self.dli_fname, '/');
+	if (!slash)
+		return NULL;
+	char path[4096];
+	int n = snprintf(path, sizeof path, "%.*s/libunwind.so.8", (int)(slash - self.dli_fname), self.dli_fname);
+	if (n <= 0 || (size_t)n >= sizeof path)
+		return NULL;
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
 bool tlm__unw_load(void)
 {
 	if (tlm__unw.backtrace)
 		return true;
 	tlm__resolve_dlsym();
+	void *h = open_beside();
 	/* RTLD_LOCAL: its _Unwind_* stay out of the host's symbol lookups */
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
+	if (!h && !(h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL))) {
 		tlm__log("cannot open libunwind.so.8 (%s): native stacks are off", dlerror());
 		return false;
 	}

@@ -3,7 +3,8 @@
  * unwind_dl.h - libunwind, opened with RTLD_LOCAL rather than linked.
  *
  * Contract: tlm__unw_load() (once, from tlm__stack_init) opens libunwind.so.8
- * privately and fills tlm__unw; false (after one log line) when it cannot,
+ * privately, the copy in libtlm.so's own directory if there is one, else the
+ * system's, and fills tlm__unw; false (after one log line) when it cannot,
  * and then every pointer is NULL and native stacks come out empty. Why not a
  * link: a DT_NEEDED of a preloaded library joins the global scope ahead of
  * libgcc_s, so libunwind's _Unwind_* would take over every C++ exception and
