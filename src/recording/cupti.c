@@ -322,17 +322,21 @@ static void set_up(bool injected)
 	/* CUPTI attaches through the driver's export tables: a driver without
 	 * them (a stub) cannot host it, and tlm's simulator (which serves only the
 	 * runtime's tables, not CUPTI's; it exports tlm_sim_used_pages) cannot
-	 * either. Asked for explicitly, try. */
-	if (!verbose && !injected && !tlm__cfg.cupti_library[0]) {
-		if (!tlm__libcuda_sym("cuGetExportTable")) {
-			outcome("skipped", "the driver has no export tables: a stub driver");
-			return;
-		}
-		if (tlm__libcuda_sym("tlm_sim_used_pages")) {
-			outcome("skipped", "the driver is tlm's simulator, which serves the runtime's "
-					   "export tables but not CUPTI's");
-			return;
-		}
+	 * either. On the simulator even TLM_CUPTI=on or an injection does not
+	 * load NVIDIA's CUPTI: PyTorch's CUPTI 13.2 asks again for a table it is
+	 * refused until its stack overflows, killing the program. Only a library
+	 * named in TLM_CUPTI_LIBRARY is tried there (tlm's CUPTI double). */
+	if (!tlm__cfg.cupti_library[0] && tlm__libcuda_sym("tlm_sim_used_pages")) {
+		outcome("skipped", "the driver is tlm's simulator, which serves the runtime's "
+				   "export tables but not CUPTI's");
+		if (verbose || injected)
+			tlm__log("CUPTI not used: NVIDIA's CUPTI cannot run on tlm's simulated driver; "
+				 "recording with interposition alone");
+		return;
+	}
+	if (!verbose && !injected && !tlm__cfg.cupti_library[0] && !tlm__libcuda_sym("cuGetExportTable")) {
+		outcome("skipped", "the driver has no export tables: a stub driver");
+		return;
 	}
 	int version = 0;
 	CUresult (*get_version)(int *) = (CUresult(*)(int *))tlm__libcuda_sym("cuDriverGetVersion");

@@ -83,3 +83,22 @@ print("ok: cuDNN %d: convolutions, BatchNorm and fused attention ran (%d allocat
       "failed as documented, PyTorch's attention ran, kernels computed nothing; the banner as documented" %
       (o["cudnn_version"], cudnn))
 PY
+# "NVIDIA's CUPTI does not run on the simulated driver": asked for anyway
+# (TLM_CUPTI=on, which tlm run leaves as set), PyTorch's CUPTI is not loaded
+# (it overflowed its stack there, killing the program): one line says so
+# and the program runs under interposition alone
+# shellcheck disable=SC2086
+env ${TLM_TEST_PRELOAD_FIRST:+LD_PRELOAD=$TLM_TEST_PRELOAD_FIRST} TLM_CUPTI=on TLM_SUMMARY=0 \
+	"$tlm" run --no-summary --simulate 2G -o "$tmp/c.trace" -- "$py" -c \
+	"import torch; x = torch.tensor([1.0, 2.0]).cuda(); print('copied back', x.cpu().tolist())" \
+	>"$tmp/c.out" 2>"$tmp/c.log"
+rc=$?
+if [ $rc -ne 0 ] || ! grep -qxF "copied back [1.0, 2.0]" "$tmp/c.out" ||
+	[ "$(grep -c CUPTI "$tmp/c.log")" -ne 1 ] ||
+	! "$tlm" info "$tmp/c.trace" | grep -qF "cupti:        CUPTI not used (the driver is tlm's simulator"; then
+	echo "claims.sh: TLM_CUPTI=on on the simulated device: exit $rc"
+	cat "$tmp/c.out" "$tmp/c.log"
+	"$tlm" info "$tmp/c.trace" | grep -i cupti
+	exit 1
+fi
+echo "ok: TLM_CUPTI=on on the simulated device: CUPTI not loaded, said once, the program ran"
