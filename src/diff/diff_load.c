@@ -254,7 +254,14 @@ int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm
 	    sites(tlm_jv_get(out->doc, "live_at_end"), "live_at_end", &out->live, &out->nlive, &out->live_bytes,
 		  &out->live_count, err, errlen))
 		goto bad;
-	for (size_t i = 0; i < out->nleaks; i++)
+	/* the step leaks' growth, those freed before the end too (steps.leak_bytes_per_step);
+	 * reports written before it: the leaks' own bytes_per_step */
+	const struct tlm_jv *ps = tlm_jv_get(tlm_jv_get(out->doc, "steps"), "leak_bytes_per_step");
+	if (ps && !tlm_jv_u64(ps, &out->per_step_bytes)) {
+		snprintf(err, errlen, "steps.leak_bytes_per_step is invalid");
+		goto bad;
+	}
+	for (size_t i = 0; !ps && i < out->nleaks; i++)
 		out->per_step_bytes = sat_add(out->per_step_bytes, out->leaks[i].per_step);
 	out->has_peak = tlm_jv_get(out->doc, "at_peak") != NULL;
 	if (out->has_peak && sites(tlm_jv_get(out->doc, "at_peak"), "at_peak", &out->peak, &out->npeak,

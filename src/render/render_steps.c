@@ -232,6 +232,66 @@ void tlm__steps_text(FILE *f, struct tlm_report *r)
 	text_act(f, r, st);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b) /* a hostile trace's sizes must not wrap */
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static bool in_leaks(const struct tlm_report *r, const struct tlm_report_step_leak *l)
+{
+	for (size_t i = 0; i < r->nleaks; i++)
+		if (r->leaks[i].device == l->device && r->leaks[i].stack_id == l->stack_id)
+			return true;
+	return false;
+}
+
+/* The phases' steps, the primary's (the report's own) first. */
+static const struct tlm_report_steps *phase_steps(const struct tlm_report_steps *st, size_t p)
+{
+	if (p == 0)
+		return st;
+	const struct tlm_report_steps *q = st->phases[p - 1].st;
+	return q == st ? NULL : q;
+}
+
+/* A step leak not in LEAKS and not already met in an earlier phase (a site
+ * leaking per micro-step leaks per training step too): once per site. */
+static bool freed_leak(const struct tlm_report *r, size_t p, const struct tlm_report_step_leak *l)
+{
+	if (!l->leak || in_leaks(r, l))
+		return false;
+	for (size_t e = 0; e < p; e++) {
+		const struct tlm_report_steps *q = phase_steps(r->steps, e);
+		for (size_t i = 0; q && i < q->nleaks; i++)
+			if (q->leaks[i].leak && q->leaks[i].device == l->device && q->leaks[i].stack_id == l->stack_id)
+				return false;
+	}
+	return true;
+}
+
+/* n: how many such sites; bytes: their bytes_per_step, summed */
+static size_t leaks_freed(const struct tlm_report *r, uint64_t *bytes)
+{
+	const struct tlm_report_steps *st = r->steps;
+	size_t n = 0;
+	*bytes = 0;
+	for (size_t p = 0; st && p <= st->nphases; p++) {
+		const struct tlm_report_steps *q = phase_steps(st, p);
+		for (size_t i = 0; q && i < q->nleaks; i++)
+			if (freed_leak(r, p, &q->leaks[i])) {
+				n++;
+				*bytes = sat_add(*bytes, q->leaks[i].bytes_per_step);
+			}
+	}
+	return n;
+}
+
+size_t tlm__steps_leaks_freed(const struct tlm_report *r)
+{
+	uint64_t b;
+	return leaks_freed(r, &b);
+}
+
 void tlm__steps_summary(FILE *f, struct tlm_report *r)
 {
 	const struct tlm_report_steps *st = r->steps;
@@ -339,6 +399,15 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 		return;
 	}
 	tlm__json_ku(j, "count", st->count);
+	/* what tlm diff gates on: every leak's bytes_per_step (LEAKS) and the step
+	 * leaks' freed before the end */
+	uint64_t freed, gate = 0;
+	leaks_freed(r, &freed);
+	for (size_t i = 0; i < r->nleaks; i++) {
+		const struct tlm_report_step_leak *l = tlm_report_step_leak(r, r->leaks[i].device, r->leaks[i].stack_id);
+		gate = sat_add(gate, l ? l->bytes_per_step : 0);
+	}
+	tlm__json_ku(j, "leak_bytes_per_step", sat_add(gate, freed));
 	tlm__phases_json(j, r);
 	tlm__json_key(j, "died");
 	if (st->died) {

@@ -15,6 +15,9 @@
 
 void tlm__steps_text(FILE *f, struct tlm_report *r);
 void tlm__steps_summary(FILE *f, struct tlm_report *r);
+/* Step leaks (any phase) that LEAKS does not hold: their memory was freed
+ * before the run ended (a list of losses local to a training function). */
+size_t tlm__steps_leaks_freed(const struct tlm_report *r);
 /* Top-level keys "steps" and "activations". */
 void tlm__steps_json(struct tlm__json *j, struct tlm_report *r);
 /* Inside a leak object: "bytes_per_step", "tensors_per_step", "steps_with_survivors" (null without steps). */

@@ -70,7 +70,12 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 				  tlm__label(&L, i));
 		tlm__labels_free(&L);
 	} else {
-		tlm__line(f, "leaks: none");
+		size_t n = tlm__steps_leaks_freed(r); /* a leak in the steps, freed before the end */
+		if (n)
+			tlm__line(f, "leaks: none at the end; %zu site%s grew in most steps, freed later (steps, below)",
+				  n, n == 1 ? "" : "s");
+		else
+			tlm__line(f, "leaks: none");
 	}
 	tlm__steps_summary(f, r);
 	if (r->ngc_freed) { /* what to do, and where the most was allocated */

@@ -261,6 +261,10 @@ static void leaks(FILE *f, struct tlm_report *r)
 	if (!r->nleaks) {
 		tlm__line(f, "LEAKS: none (a leak: >= 3 survivors from one site, allocated over >= 25%% of the");
 		tlm__line(f, "  run and still in its second half)");
+		size_t n = tlm__steps_leaks_freed(r);
+		if (n)
+			tlm__line(f, "  but %zu site%s left memory in most steps and freed it later: LEAKS PER STEP", n,
+				  n == 1 ? "" : "s");
 		return;
 	}
 	tlm__line(f, "LEAKS: %zu site%s kept adding memory never freed: %s in %" PRIu64 " allocations", r->nleaks,

@@ -80,6 +80,23 @@ def group_native():
     want("train_eval: leak per step", l and l["bytes_per_step"], 65536)
     want("train_eval: steps with survivors", l and l["steps_with_survivors"], l and l["steps_measured"])
     want("train_eval0: no leak", leak_of(te0), None)
+    # the kept losses dropped when training ends: no leak live at the end, a leak per step,
+    # said in the summary and LEAKS, and the gate fails on it
+    fr = load("train_free")
+    check_phases("train_free", fr, {"training": 20, "evaluation": 50})
+    l = leak_of(fr)
+    want("train_free: leak per step", l and l["bytes_per_step"], 65536)
+    want("train_free: leaks live at the end", fr["leaks"], [])
+    if "leaks: none at the end; 1 site grew in most steps, freed later (steps, below)" not in load("train_free", "sum"):
+        fails.append("train_free: the summary does not say the step leak:\n" + load("train_free", "sum"))
+    if "  but 1 site left memory in most steps and freed it later: LEAKS PER STEP" not in load("train_free", "txt"):
+        fails.append("train_free: LEAKS does not point at the step leak")
+    if "leaks: none\n" not in load("train_eval0", "sum"):
+        fails.append("train_eval0: the summary of a run without leaks:\n" + load("train_eval0", "sum"))
+    want("gate on a leak freed before the end: exit status", rc("gate_free"), 1)
+    if ("leaks per step grew by %d B" % (65536 - 8192) not in load("gate_free", "out") or
+            "  +56.0 KiB per step at sites whose memory was freed before the run ended" not in load("gate_free", "out")):
+        fails.append("gate_free: no per-step growth of %d B in:\n%s" % (65536 - 8192, load("gate_free", "out")))
     check_phases("epochs", load("epochs"), {"training": 18, "evaluation": 27})
     l = leak_of(load("epochs"))
     want("epochs: leak per step", l and l["bytes_per_step"], 32768)

@@ -125,6 +125,13 @@ int main(int argc, char **argv)
 			train_step(argc > 4 ? (size_t)c : 0);
 		for (long i = 0; i < b; i++)
 			eval_batch();
+	} else if (!strcmp(mode, "train_free_eval")) { /* the kept losses dropped when training ends */
+		for (long i = 0; i < a; i++)
+			train_step((size_t)c);
+		while (nkept)
+			release(kept[--nkept]);
+		for (long i = 0; i < b; i++)
+			eval_batch();
 	} else if (!strcmp(mode, "epochs")) {
 		for (long e = 0; e < a; e++) {
 			for (long i = 0; i < b; i++)

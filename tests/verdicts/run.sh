@@ -41,11 +41,14 @@ native)
 	run train_eval 1G -- "$phases" train_eval 20 50 65536
 	run base8k 1G -- "$phases" train_eval 20 50 8192
 	run train_eval0 1G -- "$phases" train_eval 20 50 0
+	run train_free 1G -- "$phases" train_free_eval 20 50 65536
 	run epochs 1G -- "$phases" epochs 3 6 9 32768
 	run accum 1G -- "$phases" accum 8 4
 	run steps3 1G -- "$phases" steps 3
 	"$tlm" diff --fail-on-growth 0 "$tmp/base8k.trace" "$tmp/train_eval.trace" >"$tmp/gate.out" 2>&1
 	echo $? >"$tmp/gate.rc"
+	"$tlm" diff --fail-on-growth 0 "$tmp/base8k.trace" "$tmp/train_free.trace" >"$tmp/gate_free.out" 2>&1
+	echo $? >"$tmp/gate_free.rc"
 	;;
 phases)
 	torch train_eval 4G train_eval 12 40 0
