@@ -96,6 +96,11 @@ static int defs_before(void *ctx, struct tlm__pass *p, const struct tlm_record *
 		tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
 				sizeof rep->cupti_detail);
 		tlm__job_prop(&rep->job, &rec->u.prop);
+		if (!strcmp(rec->u.prop.key, "stacks.native")) {
+			size_t l = strnlen(rec->u.prop.value, sizeof rep->native_stacks - 1);
+			memcpy(rep->native_stacks, rec->u.prop.value, l);
+			rep->native_stacks[l] = 0;
+		}
 		if (!strcmp(rec->u.prop.key, "signal.during"))
 			rep->signal_at_py_exit = !strcmp(rec->u.prop.value, "python-exit");
 		if (!strcmp(rec->u.prop.key, "torch.alloc_conf")) {

@@ -201,6 +201,8 @@ struct tlm_report {
 	 * "held", "absent", "unusable", "off", "skipped"; "" when not recorded */
 	char cupti_state[16];
 	char cupti_detail[512];
+	/* native stacks (PROP "stacks.native"): "on", or "off: " and why; "" when not recorded */
+	char native_stacks[256];
 	/* PyTorch's allocator settings as torch read them (PROP torch.alloc_conf) */
 	bool alloc_conf_known;
 	char alloc_conf[256];

@@ -141,6 +141,11 @@ static void process(struct tlm__json *j, const struct tlm_report *r)
 	} else {
 		tlm__json_null(j);
 	}
+	tlm__json_key(j, "native_stacks");
+	if (r->native_stacks[0])
+		tlm__json_str(j, r->native_stacks);
+	else
+		tlm__json_null(j);
 	tlm__json_obj_end(j);
 }
 

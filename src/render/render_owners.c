@@ -128,7 +128,9 @@ void tlm__owners_text(FILE *f, const struct tlm_report *r)
 			  tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		explain(f, d);
 	}
-	if (unknown) /* said, not guessed */
+	if (unknown && !strncmp(r->native_stacks, "off", 3)) /* said, not guessed */
+		tlm__line(f, "  unknown: no native stack (native stacks %s): not guessed", r->native_stacks);
+	else if (unknown)
 		tlm__line(f, "  unknown: no native stack (TLM_STACK_DEPTH=0) or none of its frames in a module listed: "
 			  "not guessed");
 }

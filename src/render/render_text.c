@@ -105,6 +105,8 @@ static void head(FILE *f, const struct tlm_report *r)
 	tlm__line(f, "  %s", cs);
 	if (blind)
 		tlm__line(f, "    so %s", TLM__CUPTI_BLIND);
+	if (!strncmp(r->native_stacks, "off", 3)) /* the trace's text: tlm__line shows it safe */
+		tlm__line(f, "  native stacks %s", r->native_stacks);
 	if (r->cupti_only) {
 		char calls[256];
 		tlm__cupti_calls(calls, sizeof calls, r);

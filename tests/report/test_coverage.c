@@ -69,7 +69,7 @@ static void test_all_interposed(void **s)
 	assert_null(strstr(txt, "bypassed"));
 	char *json = rt_render(r, tlm_report_json);
 	assert_non_null(strstr(json, "\"coverage\":{\"interposition\":6,\"cupti_only\":0,\"cupti_only_calls\":[],"
-				     "\"cupti\":null}"));
+				     "\"cupti\":null,\"native_stacks\":null}"));
 	free(txt);
 	free(json);
 	tlm_report_free(r);
@@ -91,7 +91,7 @@ static void test_bypass_named(void **s)
 	assert_non_null(strstr(json, "\"coverage\":{\"interposition\":6,\"cupti_only\":5,\"cupti_only_calls\":["
 				     "{\"api\":\"cuMemAlloc_v2\",\"count\":3},{\"api\":\"cuMemFree_v2\",\"count\":2}],"
 				     "\"cupti\":{\"state\":\"attached\",\"detail\":"
-				     "\"/opt/cuda/libcupti.so.13, 22 of 22 callbacks\"}}"));
+				     "\"/opt/cuda/libcupti.so.13, 22 of 22 callbacks\"},\"native_stacks\":null}"));
 	char *sum = rt_render(r, tlm_report_summary);
 	assert_non_null(strstr(sum, "\nwarning: 5 calls seen only by CUPTI (bypassed the hooks): "
 				    "cuMemAlloc_v2 x3, cuMemFree_v2 x2\n"));

@@ -35,7 +35,7 @@ static const char golden_fmt[] =
 	"\"ppid\":1,\"host\":\"testhost\",\"start_realtime_ns\":1700000000000000000,\"rank\":null,"
 	"\"local_rank\":null,\"world_size\":null,\"origin\":\"\",\"end_how\":\"exit\",\"exit_status\":null},"
 	"\"run\":{\"first_event_ns\":0,\"end_ns\":4000000,\"duration_ns\":4000000,\"events\":3},"
-	"\"coverage\":{\"interposition\":3,\"cupti_only\":0,\"cupti_only_calls\":[],\"cupti\":null},"
+	"\"coverage\":{\"interposition\":3,\"cupti_only\":0,\"cupti_only_calls\":[],\"cupti\":null,\"native_stacks\":null},"
 	"\"unmatched_frees\":1,\"inconsistencies\":0,\"failed_allocations\":0,\"failed_frees\":0,"
 	"\"ooms_total\":1,\"unknown_events\":0,\"churn_untracked_frees\":0,\"probe_failures\":0,"
 	"\"pool_events\":{\"create\":0,\"destroy\":0,\"trim\":0},"

@@ -232,7 +232,7 @@ int e2e_load(struct trace *t, const char *path)
 			break;
 		case TLM_REC_PROP: {
 			bool exit_status = !strcmp(rec.u.prop.key, "exit.status");
-			t->nprops += !exit_status;
+			t->ncupti_props += !strncmp(rec.u.prop.key, "cupti", 5);
 			char *dst = !strcmp(rec.u.prop.key, "cupti")	       ? t->cupti
 				    : !strcmp(rec.u.prop.key, "cupti.detail") ? t->cupti_detail
 				    : exit_status			       ? t->exit_status

@@ -47,7 +47,7 @@ struct trace {
 	size_t nerrors;
 	size_t events_after_end;
 	char cupti[16], cupti_detail[512]; /* PROP records "cupti", "cupti.detail" ("" when none) */
-	size_t nprops;           /* PROP records but exit.status */
+	size_t ncupti_props;     /* PROP records "cupti" and "cupti.detail": each said once */
 	char exit_status[16];    /* PROP exit.status ("" when none) */
 	char end_how[16];        /* tlm_reader_end_how ("" unless clean) */
 };

@@ -165,7 +165,7 @@ static void expect_cupti(const struct trace *t, const char *state, const char *d
 	if (strncmp(t->cupti_detail, detail_prefix, strlen(detail_prefix)))
 		fprintf(stderr, "cupti.detail: %s\n", t->cupti_detail);
 	assert_int_equal(strncmp(t->cupti_detail, detail_prefix, strlen(detail_prefix)), 0);
-	assert_int_equal(t->nprops, 2);
+	assert_int_equal(t->ncupti_props, 2);
 }
 
 /* Attached: the library tlm loaded, and how many callbacks are on. */

@@ -24,6 +24,7 @@
 #include "recording/log.h"
 #include "recording/stack/stack_int.h"
 #include "recording/stack/unwind_dl.h"
+#include "recording/writer/writer.h"
 
 static _Atomic uint64_t verify_hits, verify_bad, verify_walks, verify_walk_bad;
 static _Atomic uint64_t n_hit, n_miss, n_slow; /* TLM_DEBUG_STACK_STATS */
@@ -36,7 +37,9 @@ static bool stats;
 void tlm__stack_init(void)
 {
 	tlm__stack_self_init();
-	tlm__unw_load(); /* and its per-thread caching policy */
+	bool unw = tlm__unw_load(); /* and its per-thread caching policy */
+	/* the report says why OWNERS cannot tell who allocated (report.md) */
+	tlm__writer_prop("stacks.native", !tlm__cfg.stack_depth ? "off: TLM_STACK_DEPTH=0" : unw ? "on" : tlm__unw_why);
 	verify = tlm__cfg.verify_stacks;
 	stats = tlm__cfg.stack_stats;
 }

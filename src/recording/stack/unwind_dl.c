@@ -16,6 +16,7 @@
 #include "recording/stack/unwind_dl.h"
 
 struct tlm__unw tlm__unw;
+char tlm__unw_why[256];
 
 /* libunwind.h maps unw_step and friends to per-architecture names
  * (_ULx86_64_step): two levels, so the macro expands before it is quoted */
@@ -56,7 +57,9 @@ bool tlm__unw_load(void)
 	void *h = open_beside();
 	/* RTLD_LOCAL: its _Unwind_* stay out of the host's symbol lookups */
 	if (!h && !(h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL))) {
-		tlm__log("cannot open libunwind.so.8 (%s): native stacks are off", dlerror());
+		const char *e = dlerror();
+		tlm__log("cannot open libunwind.so.8 (%s): native stacks are off", e);
+		snprintf(tlm__unw_why, sizeof tlm__unw_why, "off: cannot open libunwind.so.8 (%s)", e ? e : "?");
 		return false;
 	}
 	bool ok = true;
@@ -74,6 +77,7 @@ bool tlm__unw_load(void)
 #endif
 	if (!ok) {
 		tlm__log("libunwind.so.8 lacks an entry point tlm uses: native stacks are off");
+		snprintf(tlm__unw_why, sizeof tlm__unw_why, "off: libunwind.so.8 lacks an entry point tlm uses");
 		return false; /* the handle stays open: harmless, and closing runs nothing of ours */
 	}
 	u.local_as = *as;

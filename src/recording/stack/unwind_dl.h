@@ -34,6 +34,9 @@ struct tlm__unw {
 
 extern struct tlm__unw tlm__unw TLM_HIDDEN;
 bool tlm__unw_load(void) TLM_HIDDEN;
+/* Why tlm__unw_load failed ("off: cannot open libunwind.so.8 (...)"), for the
+ * trace's stacks.native property; empty before or after a success. */
+extern char tlm__unw_why[256] TLM_HIDDEN;
 
 /* Around any libunwind call: an unwind that misses libunwind's caches walks
  * the loaded objects under glibc's loader lock, so fork waits for unwinds in
