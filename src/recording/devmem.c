@@ -19,6 +19,7 @@
 #include "recording/config.h"
 #include "recording/devmem.h"
 #include "recording/driver_query.h"
+#include "recording/nvml_dl.h"
 
 static _Atomic uint64_t hi[TLM__DM_DEVS];      /* highest reserved value sampled */
 static _Atomic uint64_t last_peak[TLM__DM_DEVS];/* when the last PEAK sample was taken (ns) */
@@ -86,6 +87,7 @@ bool tlm__dm_take(struct tlm__slot *x, int why, unsigned flags, int16_t device)
 	uint64_t fr = 0, total = 0;
 	if (!tlm__device_mem_info(device, &fr, &total))
 		return false;
+	tlm__nvml_note_device(device);
 	x->op = (uint8_t)(why + 1);
 	x->flags = (uint16_t)flags;
 	x->device = device;

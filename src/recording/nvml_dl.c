@@ -19,7 +19,8 @@
  * from a TLS destructor: loading then ran constructors in the middle of
  * exit). A CUDA
  * ordinal maps to an NVML device by its PCI bus id (cuDeviceGetPCIBusId),
- * cached per device. The process list is asked with
+ * read on a recording thread at the device's first memory sample
+ * (tlm__nvml_note_device), else by the writer, cached per device. The process list is asked with
  * nvmlDeviceGetComputeRunningProcesses_v3, else _v2, else the unversioned
  * call (entries of 24, 24 and 16 bytes: nvml.h's nvmlProcessInfo_t,
  * nvmlProcessInfo_v2_t and nvmlProcessInfo_v1_t), in one call with room
@@ -27,6 +28,7 @@
  * status; nothing here can stop the recording.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +58,35 @@ static struct {
 	void *h;
 } dev[TLM__DM_DEVS];
 static unsigned char buf[MAXP * 32];
+/* Each device's PCI bus id as read on a recording thread at its first device
+ * memory sample, while the program's CUDA certainly answers (the writer's
+ * NVML query may come at exit, later than the driver does: on an H200,
+ * short programs' queries found no bus id). 0 unread, 1 being read, 2 read,
+ * 3 the driver gave none. */
+static struct {
+	_Atomic int st;
+	char id[32];
+} bus_of[TLM__DM_DEVS];
+
+void tlm__nvml_note_device(int device)
+{
+	if (device < 0 || device >= TLM__DM_DEVS || atomic_load_explicit(&bus_of[device].st, memory_order_acquire))
+		return;
+	int unread = 0;
+	if (!atomic_compare_exchange_strong(&bus_of[device].st, &unread, 1))
+		return;
+	bool ok = tlm__device_pci_bus_id(device, bus_of[device].id, sizeof bus_of[device].id);
+	atomic_store_explicit(&bus_of[device].st, ok ? 2 : 3, memory_order_release);
+}
+
+static bool bus_id(int device, char *out, int len)
+{
+	if (atomic_load_explicit(&bus_of[device].st, memory_order_acquire) == 2) {
+		snprintf(out, (size_t)len, "%s", bus_of[device].id);
+		return true;
+	}
+	return tlm__device_pci_bus_id(device, out, len);
+}
 
 static void *sym(void *h, const char *name)
 {
@@ -116,7 +147,7 @@ static void *handle(int device, int *status)
 		char bus[64] = "";
 		dev[device].tried = 2;
 		dev[device].status = TLM_DEVPROCS_NO_NVML;
-		if (!tlm__device_pci_bus_id(device, bus, sizeof bus)) {
+		if (!bus_id(device, bus, sizeof bus)) {
 			tlm__log_once(nvml_bus, "NVML: the driver gave no PCI bus id for device %d: no NVML process list for it",
 				      device);
 		} else {

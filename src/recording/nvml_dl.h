@@ -16,5 +16,8 @@
 
 void tlm__nvml_procs(int device, struct tlm_rec_devprocs *out) TLM_HIDDEN;
 void tlm__nvml_open(void) TLM_HIDDEN; /* load and init NVML: on the thread that starts the recording, never the writer */
+/* On a recording thread, at a device memory sample: the device's PCI bus id,
+ * read once while the driver surely answers (nvml_dl.c). Lock-free. */
+void tlm__nvml_note_device(int device) TLM_HIDDEN;
 
 #endif

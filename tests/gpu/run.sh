@@ -30,6 +30,12 @@ run() {
 			TLM_OUTPUT="$out/$name-$mode.trace" "$@" 2>"$out/$name-$mode.err" || status=1
 	fi
 	cat "$out/$name-$mode.err"
+	# NVML's process list for every device sample (the bus id is read while the program
+	# runs: the 2026-12-04 run's paths programs got none at their exit)
+	if grep -q "no NVML process list" "$out/$name-$mode.err"; then
+		echo "FAIL $name ($mode): $(grep -m1 "no NVML process list" "$out/$name-$mode.err")"
+		status=1
+	fi
 	if grep -q "native stacks are off" "$out/$name-$mode.err"; then
 		echo "FAIL $name ($mode): native stacks off (libunwind.so.8 not carried: run tests/gpu/prepare.sh)"
 		status=1
