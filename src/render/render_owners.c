@@ -130,7 +130,9 @@ void tlm__owners_text(FILE *f, const struct tlm_report *r)
 	}
 	if (unknown && !strncmp(r->native_stacks, "off", 3)) /* said, not guessed */
 		tlm__line(f, "  unknown: no native stack (native stacks %s): not guessed", r->native_stacks);
-	else if (unknown)
+	else if (unknown && !strcmp(r->native_stacks, "on"))
+		tlm__line(f, "  unknown: none of its frames in a module listed: not guessed");
+	else if (unknown) /* a trace that does not say (older tlm) */
 		tlm__line(f, "  unknown: no native stack (TLM_STACK_DEPTH=0) or none of its frames in a module listed: "
 			  "not guessed");
 }
