@@ -12,6 +12,9 @@ g=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/tlm-gpu}
 mkdir -p "$out"
 tool() { LD_LIBRARY_PATH="$g/toollib" "$@"; }
+# each program run is bounded, so that one that hangs under tlm is a FAIL line, not the
+# whole call's time (timeout carries the environment to the program)
+lim="timeout -k 10 ${TLM_GPU_LIMIT:-180}"
 pre="$g/lib/libtlm.so"
 lib="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TLM_SUMMARY=0
@@ -24,10 +27,10 @@ run() {
 	rm -f "$out/$name-$mode.trace" "$out/$name-$mode.truth"
 	if [ "$mode" = both ]; then
 		LD_LIBRARY_PATH="$lib" LD_PRELOAD="$pre" TLM_CUPTI=on TLM_TEST_TRUTH="$out/$name-$mode.truth" \
-			TLM_OUTPUT="$out/$name-$mode.trace" "$@" 2>"$out/$name-$mode.err" || status=1
+			TLM_OUTPUT="$out/$name-$mode.trace" $lim "$@" 2>"$out/$name-$mode.err" || status=1
 	else
 		LD_LIBRARY_PATH="$lib" CUDA_INJECTION64_PATH="$pre" TLM_CUPTI=on TLM_TEST_TRUTH="$out/$name-$mode.truth" \
-			TLM_OUTPUT="$out/$name-$mode.trace" "$@" 2>"$out/$name-$mode.err" || status=1
+			TLM_OUTPUT="$out/$name-$mode.trace" $lim "$@" 2>"$out/$name-$mode.err" || status=1
 	fi
 	cat "$out/$name-$mode.err"
 	# NVML's process list for every device sample (the bus id is read while the program
@@ -99,7 +102,7 @@ else
 fi
 echo "== pytorch: tensors, Python lines, reference cycles, fragmentation (issue 4)"
 LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" TLM_OUTPUT="$out/torch4.trace" \
-	python3 "$g/torch_issue4.py" workload "$out/torch4.json" || status=1
+	$lim python3 "$g/torch_issue4.py" workload "$out/torch4.json" || status=1
 if tool "$g/bin/tlm" report --format json -o "$out/torch4-report.json" "$out/torch4.trace"; then
 	python3 "$g/torch_issue4.py" check "$out/torch4.json" "$out/torch4-report.json" || status=1
 	tool "$g/bin/tlm" report --summary "$out/torch4.trace"
@@ -108,10 +111,10 @@ else
 	status=1
 fi
 # step time: without tlm, under tlm (Python stacks on), under PyTorch's own recorder
-plain=$(python3 "$g/torch_issue4.py" steps 300)
+plain=$($lim python3 "$g/torch_issue4.py" steps 300)
 traced=$(LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" \
-	TLM_OUTPUT="$out/steps.trace" python3 "$g/torch_issue4.py" steps 300)
-hist=$(python3 "$g/torch_issue4.py" steps-history 300)
+	TLM_OUTPUT="$out/steps.trace" $lim python3 "$g/torch_issue4.py" steps 300)
+hist=$($lim python3 "$g/torch_issue4.py" steps-history 300)
 python3 - "$plain" "$traced" "$hist" <<'PY' || status=1
 import sys
 p, t, h = map(float, sys.argv[1:])
@@ -125,13 +128,13 @@ echo "== the tiny GPT on the GPU and on the simulated device of the same size (d
 # the same attention backend on both (PyTorch's flash/efficient kernels, not cuDNN's)
 export TORCH_CUDNN_SDPA_DEPRIORITIZED=1
 LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$pre" TLM_OUTPUT="$out/gpt-gpu.trace" \
-	python3 "$g/torch_gpt.py" "$out/gpt-gpu.json" || status=1
+	$lim python3 "$g/torch_gpt.py" "$out/gpt-gpu.json" || status=1
 if [ -f "$out/gpt-gpu.json" ]; then
 	mib=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['total'] >> 20)" "$out/gpt-gpu.json")
 	# what `tlm run --simulate SIZE` sets up, spelled out (the tools' own libraries stay out of python's way)
 	LD_LIBRARY_PATH="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TLM_SIM_DEVICES=1 TLM_SIM_MEMORY="$((mib / 2 * 2))M" \
 		TLM_CUPTI=off LD_PRELOAD="$pre $g/sim/libcuda.so.1 $g/sim/libnvidia-ml.so.1 $g/sim/libtlm_simblas.so" \
-		TLM_OUTPUT="$out/gpt-sim.trace" python3 "$g/torch_gpt.py" "$out/gpt-sim.json" || status=1
+		TLM_OUTPUT="$out/gpt-sim.trace" $lim python3 "$g/torch_gpt.py" "$out/gpt-sim.json" || status=1
 	for m in gpu sim; do
 		tool "$g/bin/tlm" report --format json -o "$out/gpt-$m-report.json" "$out/gpt-$m.trace" || status=1
 	done
@@ -158,7 +161,7 @@ fi
 unset TORCH_CUDNN_SDPA_DEPRIORITIZED
 echo "== capture cost on the zoo (issue 29): tlm's and PyTorch's recorder's, each paired in one process"
 # a benchmark, not a check: its figures go to the closing note (tests/bench/torch_zoo_ab.sh)
-TLM_ZOO_LIB="$pre" TLM_ZOO_PYTHON=python3 LD_LIBRARY_PATH="$lib" \
+TLM_ZOO_LIB="$pre" TLM_ZOO_PYTHON=python3 LD_LIBRARY_PATH="$lib" timeout -k 10 300 \
 	sh "$g/../tests/bench/torch_zoo_ab.sh" - "${TLM_GPU_ZOO_ROUNDS:-3}" 60 10 gpt resnet gpt2 many
 echo "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status
