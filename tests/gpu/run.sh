@@ -18,7 +18,8 @@ lim="timeout -k 10 ${TLM_GPU_LIMIT:-180}"
 pre="$g/lib/libtlm.so"
 lib="$g/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TLM_SUMMARY=0
-nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
+python3 -c "import sys, torch; print(\"Python\", sys.version.split()[0], \"PyTorch\", torch.__version__, \"CUDA\", torch.version.cuda)"
 status=0
 # run NAME MODE CMD...: MODE "both" (preload, TLM_CUPTI=on) or "cupti" (injection only)
 run() {
