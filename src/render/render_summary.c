@@ -36,6 +36,10 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 		tlm__line(f, "warning: %" PRIu64 " calls seen only by CUPTI (bypassed the hooks): %s", r->cupti_only,
 			  calls); /* clipped at 100 columns */
 	}
+	/* a machine without a usable libunwind: no owners, no native frames (asked
+	 * for with TLM_STACK_DEPTH=0, it is no news) */
+	if (!strncmp(r->native_stacks, "off", 3) && !strstr(r->native_stacks, "TLM_STACK_DEPTH=0"))
+		tlm__line(f, "note: native stacks %s", r->native_stacks);
 	size_t i = 0;
 	for (int lines = 0; i < r->ndevices && lines < SUM_DEVICES; i++) {
 		const struct tlm_report_device *d = &r->devices[i];

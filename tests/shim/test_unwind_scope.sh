@@ -35,6 +35,10 @@ for c in "w1.trace on" "w3.trace off: libunwind.so.8 lacks an entry point tlm us
 done
 "$tlm" report "$dir/w3.trace" | grep -qxF "  native stacks off: libunwind.so.8 lacks an entry point tlm uses" ||
 	{ echo "failed: the text report does not say why native stacks were off"; exit 1; }
+"$tlm" report --summary "$dir/w3.trace" | grep -qxF "note: native stacks off: libunwind.so.8 lacks an entry point tlm uses" ||
+	{ echo "failed: the summary does not say why native stacks were off"; exit 1; }
+! "$tlm" report --summary "$dir/w4.trace" | grep -q "native stacks" ||
+	{ echo "failed: the summary notes stacks turned off on purpose"; exit 1; }
 [ "$(grep -c "libunwind.so.8 lacks an entry point tlm uses: native stacks are off" "$dir/err3")" -eq 1 ] ||
 	{ echo "failed: not one line said so:"; cat "$dir/err3"; exit 1; }
 echo "3 passed, 0 failed"
