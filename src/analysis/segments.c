@@ -18,16 +18,12 @@
 #include "analysis/internal.h"
 #include "analysis/pass.h"
 #include "common/grow.h"
+#include "common/sat.h"
 
 static int by_addr(const void *a, const void *b)
 {
 	const struct tlm_report_segment *x = a, *y = b;
 	return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
 }
 
 /* The ranges holding d's reserved memory and the blocks in them. */
@@ -51,12 +47,12 @@ static int take_layout(const struct tlm__live_map *lm, const struct tlm_report_d
 	for (ssize_t i = 0; i < nr; i++) {
 		m->range[i] = (struct tlm_report_segment){rg[i].start, rg[i].end - rg[i].start, rg[i].stack_id,
 						       (int64_t)(rg[i].time_ns - start)};
-		m->range_bytes = sat_add(m->range_bytes, m->range[i].size);
+		m->range_bytes = tlm__sat_add(m->range_bytes, m->range[i].size);
 	}
 	for (ssize_t i = 0; i < nb; i++) {
 		m->block[i] = (struct tlm_report_segment){bl[i]->addr, bl[i]->size, bl[i]->stack_id,
 						       (int64_t)(bl[i]->time_ns - start)};
-		m->block_bytes = sat_add(m->block_bytes, bl[i]->size);
+		m->block_bytes = tlm__sat_add(m->block_bytes, bl[i]->size);
 	}
 	m->nranges = (size_t)nr;
 	m->nblocks = nb > 0 ? (size_t)nb : 0;
@@ -83,7 +79,7 @@ static int take(const struct tlm__live_map *lm, const struct tlm_report_device *
 			continue;
 		m->seg[m->n++] = (struct tlm_report_segment){e->addr, e->size, e->stack_id,
 							     (int64_t)(e->time_ns - start)};
-		m->total = sat_add(m->total, e->size);
+		m->total = tlm__sat_add(m->total, e->size);
 	}
 	qsort(m->seg, m->n, sizeof *m->seg, by_addr);
 	return d->ext_known ? take_layout(lm, d, m, start) : 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/input.h"
+#include "common/sat.h"
 #include "common/text.h"
 #include "diff.h"
 #include "render/render.h"
@@ -105,11 +106,6 @@ static int by_key(const void *a, const void *b)
 	return strcmp(((const struct tlm_diff_site *)a)->key, ((const struct tlm_diff_site *)b)->key);
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 /* Reads a site array; sites sharing a key are merged (sorted by key). */
 static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_site **out, size_t *n,
 		 uint64_t *bytes, uint64_t *count, char *err, size_t errlen)
@@ -148,8 +144,8 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 		}
 		if (!(d->key = site_key(d->device, d->stack)))
 			goto nomem;
-		*bytes = sat_add(*bytes, d->bytes);
-		*count = sat_add(*count, d->count);
+		*bytes = tlm__sat_add(*bytes, d->bytes);
+		*count = tlm__sat_add(*count, d->count);
 		(*n)++;
 	}
 	/* merged by key; the stack shown is that of the largest of them */
@@ -162,9 +158,9 @@ static int sites(const struct tlm_jv *arr, const char *name, struct tlm_diff_sit
 				s[k - 1].stack_cut = s[i].stack_cut;
 				s[k - 1].label = s[i].label;
 			}
-			s[k - 1].bytes = sat_add(s[k - 1].bytes, s[i].bytes);
-			s[k - 1].count = sat_add(s[k - 1].count, s[i].count);
-			s[k - 1].per_step = sat_add(s[k - 1].per_step, s[i].per_step);
+			s[k - 1].bytes = tlm__sat_add(s[k - 1].bytes, s[i].bytes);
+			s[k - 1].count = tlm__sat_add(s[k - 1].count, s[i].count);
+			s[k - 1].per_step = tlm__sat_add(s[k - 1].per_step, s[i].per_step);
 			free(s[i].key);
 			continue;
 		}
@@ -262,7 +258,7 @@ int tlm_diff_load_json(const char *path, const char *buf, size_t len, struct tlm
 		goto bad;
 	}
 	for (size_t i = 0; !ps && i < out->nleaks; i++)
-		out->per_step_bytes = sat_add(out->per_step_bytes, out->leaks[i].per_step);
+		out->per_step_bytes = tlm__sat_add(out->per_step_bytes, out->leaks[i].per_step);
 	out->has_peak = tlm_jv_get(out->doc, "at_peak") != NULL;
 	if (out->has_peak && sites(tlm_jv_get(out->doc, "at_peak"), "at_peak", &out->peak, &out->npeak,
 				   &out->peak_bytes, &out->peak_count, err, errlen))

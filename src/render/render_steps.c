@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "render/html.h"
 #include "render/render.h"
 #include "render/render_steps.h"
@@ -232,11 +233,6 @@ void tlm__steps_text(FILE *f, struct tlm_report *r)
 	text_act(f, r, st);
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b) /* a hostile trace's sizes must not wrap */
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 static bool in_leaks(const struct tlm_report *r, const struct tlm_report_step_leak *l)
 {
 	for (size_t i = 0; i < r->nleaks; i++)
@@ -280,7 +276,7 @@ static size_t leaks_freed(const struct tlm_report *r, uint64_t *bytes)
 		for (size_t i = 0; q && i < q->nleaks; i++)
 			if (freed_leak(r, p, &q->leaks[i])) {
 				n++;
-				*bytes = sat_add(*bytes, q->leaks[i].bytes_per_step);
+				*bytes = tlm__sat_add(*bytes, q->leaks[i].bytes_per_step);
 			}
 	}
 	return n;
@@ -405,9 +401,9 @@ void tlm__steps_json(struct tlm__json *j, struct tlm_report *r)
 	leaks_freed(r, &freed);
 	for (size_t i = 0; i < r->nleaks; i++) {
 		const struct tlm_report_step_leak *l = tlm_report_step_leak(r, r->leaks[i].device, r->leaks[i].stack_id);
-		gate = sat_add(gate, l ? l->bytes_per_step : 0);
+		gate = tlm__sat_add(gate, l ? l->bytes_per_step : 0);
 	}
-	tlm__json_ku(j, "leak_bytes_per_step", sat_add(gate, freed));
+	tlm__json_ku(j, "leak_bytes_per_step", tlm__sat_add(gate, freed));
 	tlm__phases_json(j, r);
 	tlm__json_key(j, "died");
 	if (st->died) {
