@@ -74,6 +74,14 @@ static int finish_reader(struct tlm_report *rep, struct tlm_reader *rd)
 	return 0;
 }
 
+/* A PROP record's value kept in dst (n bytes), clipped */
+static void keep_prop(char *dst, size_t n, const struct tlm_rec_prop *p)
+{
+	size_t l = strnlen(p->value, n - 1);
+	memcpy(dst, p->value, l);
+	dst[l] = 0;
+}
+
 /* The definitions the events refer to, and the process's properties. */
 static int defs_before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 {
@@ -96,18 +104,13 @@ static int defs_before(void *ctx, struct tlm__pass *p, const struct tlm_record *
 		tlm__cupti_prop(&rec->u.prop, rep->cupti_state, sizeof rep->cupti_state, rep->cupti_detail,
 				sizeof rep->cupti_detail);
 		tlm__job_prop(&rep->job, &rec->u.prop);
-		if (!strcmp(rec->u.prop.key, "stacks.native")) {
-			size_t l = strnlen(rec->u.prop.value, sizeof rep->native_stacks - 1);
-			memcpy(rep->native_stacks, rec->u.prop.value, l);
-			rep->native_stacks[l] = 0;
-		}
+		if (!strcmp(rec->u.prop.key, "stacks.native"))
+			keep_prop(rep->native_stacks, sizeof rep->native_stacks, &rec->u.prop);
 		if (!strcmp(rec->u.prop.key, "signal.during"))
 			rep->signal_at_py_exit = !strcmp(rec->u.prop.value, "python-exit");
 		if (!strcmp(rec->u.prop.key, "torch.alloc_conf")) {
 			rep->alloc_conf_known = true;
-			size_t l = strnlen(rec->u.prop.value, sizeof rep->alloc_conf - 1);
-			memcpy(rep->alloc_conf, rec->u.prop.value, l);
-			rep->alloc_conf[l] = 0;
+			keep_prop(rep->alloc_conf, sizeof rep->alloc_conf, &rec->u.prop);
 		}
 		return 0;
 	case TLM_REC_SIGNAL:

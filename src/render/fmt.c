@@ -191,6 +191,11 @@ bool tlm__cupti_status(char *buf, size_t n, const char *state, const char *detai
 	return blind;
 }
 
+bool tlm__native_stacks_off(const struct tlm_report *r)
+{
+	return !strncmp(r->native_stacks, "off", 3);
+}
+
 static void clip_copy(char *dst, size_t n, const char *src, size_t len)
 {
 	if (len >= n)

@@ -39,6 +39,8 @@ void tlm__cupti_calls(char *buf, size_t n, const struct tlm_report *r);
  * caller then says (TLM__CUPTI_BLIND). */
 #define TLM__CUPTI_BLIND "calls that bypass tlm's hooks could not be seen"
 bool tlm__cupti_status(char *buf, size_t n, const char *state, const char *detail);
+/* Whether the trace says native stacks were off (PROP stacks.native "off: why") */
+bool tlm__native_stacks_off(const struct tlm_report *r);
 /* Keeps the value of a PROP record "cupti" or "cupti.detail" (clipped to the
  * buffer); other keys are left alone. */
 void tlm__cupti_prop(const struct tlm_rec_prop *p, char *state, size_t ns, char *detail, size_t nd);

@@ -128,7 +128,7 @@ void tlm__owners_text(FILE *f, const struct tlm_report *r)
 			  tlm__secs(t, sizeof t, d->peak_reserved_ns));
 		explain(f, d);
 	}
-	if (unknown && !strncmp(r->native_stacks, "off", 3)) /* said, not guessed */
+	if (unknown && tlm__native_stacks_off(r)) /* said, not guessed */
 		tlm__line(f, "  unknown: no native stack (native stacks %s): not guessed", r->native_stacks);
 	else if (unknown && !strcmp(r->native_stacks, "on"))
 		tlm__line(f, "  unknown: none of its frames in a module listed: not guessed");

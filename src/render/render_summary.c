@@ -38,7 +38,7 @@ int tlm_report_summary(struct tlm_report *r, FILE *f)
 	}
 	/* a machine without a usable libunwind: no owners, no native frames (asked
 	 * for with TLM_STACK_DEPTH=0, it is no news) */
-	if (!strncmp(r->native_stacks, "off", 3) && !strstr(r->native_stacks, "TLM_STACK_DEPTH=0"))
+	if (tlm__native_stacks_off(r) && !strstr(r->native_stacks, "TLM_STACK_DEPTH=0"))
 		tlm__line(f, "note: native stacks %s", r->native_stacks);
 	size_t i = 0;
 	for (int lines = 0; i < r->ndevices && lines < SUM_DEVICES; i++) {

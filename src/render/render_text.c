@@ -105,7 +105,7 @@ static void head(FILE *f, const struct tlm_report *r)
 	tlm__line(f, "  %s", cs);
 	if (blind)
 		tlm__line(f, "    so %s", TLM__CUPTI_BLIND);
-	if (!strncmp(r->native_stacks, "off", 3)) /* the trace's text: tlm__line shows it safe */
+	if (tlm__native_stacks_off(r)) /* the trace's text: tlm__line shows it safe */
 		tlm__line(f, "  native stacks %s", r->native_stacks);
 	if (r->cupti_only) {
 		char calls[256];
