@@ -7,6 +7,7 @@
  * version and initialisation queries and the thread-state reads.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,8 @@ void *(*tlm__py_holder_get)(void);
 const void *tlm__py_code_type, *tlm__py_unicode_type, *tlm__py_bytes_type;
 const char *tlm__py_runtime;
 _Atomic int tlm__py_state;
+_Atomic uint64_t tlm__py_code_deaths;
+bool tlm__py_deaths_on;
 
 static void *pysym(const char *name)
 {
@@ -77,6 +80,69 @@ static bool setup_313(void)
 	return true;
 }
 
+/* ---- code deaths ---------------------------------------------------------------- */
+
+/* PyTypeObject: tp_name at 24, tp_dealloc at 48 (release builds; a Py_TRACE_REFS
+ * build puts two pointers first, and its tp_name check below fails) */
+enum { TP_NAME = 24, TP_DEALLOC = 48 };
+static void (*code_dealloc_real)(void *);
+
+/* Every code object's death goes through its type's tp_dealloc (_Py_Dealloc;
+ * PyCode_Type cannot be subclassed). Counted before the object is freed, so a
+ * new code object at its address is made after the count moved. */
+static void code_dealloc_counted(void *o)
+{
+	atomic_fetch_add_explicit(&tlm__py_code_deaths, 1, memory_order_seq_cst);
+	code_dealloc_real(o);
+}
+
+struct writable {
+	uintptr_t addr;
+	int ok; /* 1: in a writable PT_LOAD and not in its object's RELRO */
+};
+
+static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct writable *w = arg;
+	bool in_load = false;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + p->p_vaddr, hi = lo + p->p_memsz;
+		if (w->addr < lo || w->addr + 8 > hi)
+			continue;
+		if (p->p_type == PT_GNU_RELRO)
+			return w->ok = -1, 1;
+		if (p->p_type == PT_LOAD)
+			in_load = (p->p_flags & PF_W) != 0;
+	}
+	if (in_load)
+		w->ok = 1;
+	return 0;
+}
+
+/* Counts code objects' deaths (tlm__py_code_deaths) by putting a counting
+ * function in PyCode_Type's tp_dealloc, when its layout is the one expected
+ * and the slot lies in writable memory. Without it, the walk checks each
+ * code's signature (pystack.c). */
+static void count_code_deaths(void)
+{
+	const char *t = tlm__py_code_type;
+	const char *name;
+	void (*dealloc)(void *);
+	memcpy(&name, t + TP_NAME, sizeof name);
+	memcpy(&dealloc, t + TP_DEALLOC, sizeof dealloc);
+	if (!name || strcmp(name, "code") != 0 || !dealloc)
+		return;
+	struct writable w = {(uintptr_t)(t + TP_DEALLOC), 0};
+	dl_iterate_phdr(find_writable, &w);
+	if (w.ok != 1)
+		return;
+	code_dealloc_real = dealloc;
+	__atomic_store_n((void (**)(void *))(uintptr_t)(t + TP_DEALLOC), code_dealloc_counted, __ATOMIC_SEQ_CST);
+	tlm__py_deaths_on = true;
+}
+
 /* Returns 2 (on), 3 (off for good) or 0 (not yet: interpreter not initialised). */
 static int setup(void)
 {
@@ -112,6 +178,7 @@ static int setup(void)
 		return 3;
 	}
 	tlm__stack_interp_found((const void *)tlm__py_gil_get);
+	count_code_deaths();
 	tlm__py_holder_get = (void *(*)(void))pysym(minor >= 13 ? "PyThreadState_GetUnchecked"
 							: "_PyThreadState_UncheckedGet");
 	return 2;

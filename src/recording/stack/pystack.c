@@ -77,6 +77,7 @@ struct code_sig {
 
 struct code_ent {
 	uint64_t code;        /* key */
+	uint64_t seen;        /* tlm__py_code_deaths when last found to be this code */
 	struct code_sig sig;
 	uint32_t serial;      /* 0 = empty */
 	uint32_t soff;        /* strings in the arena: file then name */
@@ -100,13 +101,14 @@ struct mstack {
  * Python line makes come one after another from one chain, and the next
  * line's differ in the innermost frame's word only. The frame's own address
  * does not matter: the key is a function of the code and the offset. A walk
- * equal to the last one at every hop reuses its interned id as well. */
+ * equal to the last one at every hop reuses its interned id as well. The
+ * signature (the code cache's own validation) is kept apart: a walk after
+ * which no code object died does not read it (pycache.deaths). */
 #define MEMO_HOPS 96u
 struct hop {
 	uint64_t code, raw;  /* the code object; the instruction word as read (offset, or pointer) */
 	uint64_t key;        /* serial << 32 | line */
 	uint32_t ci;         /* index into code[]; UINT32_MAX: a hop the walk skipped */
-	struct code_sig sig; /* as in the code's entry */
 };
 
 struct pycache {
@@ -116,11 +118,16 @@ struct pycache {
 	 * walk was last interned to */
 	uint32_t memo_hops, memo_epoch;
 	uint64_t memo_ts;
+	/* tlm__py_code_deaths as the current walk read it at its start, and as
+	 * the last walk did: no code object died between them when equal (and
+	 * counted), so the last walk's codes are those at their addresses now */
+	uint64_t deaths, memo_deaths;
 	/* bumped when a code entry is replaced (a new code object at a freed
 	 * one's address): the hops of earlier walks may name the old entry */
 	uint32_t code_epoch;
 	uint32_t memo_sid[2], memo_id[2];
 	struct hop hop[MEMO_HOPS];
+	struct code_sig hop_sig[MEMO_HOPS]; /* each hop's code's signature, as in its entry */
 	uint32_t next_serial, ncode, next_id, key_used, str_used;
 	struct code_ent code[NCODE];
 	struct line_ent line[NLINE];
@@ -270,8 +277,12 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 			break;
 		}
 		if (e->code == code) {
-			if (TLM_LIKELY(sig_same(code, file, name, lines, &e->sig)))
+			if (TLM_LIKELY(tlm__py_deaths_on && e->seen == c->deaths))
 				return i;
+			if (TLM_LIKELY(sig_same(code, file, name, lines, &e->sig))) {
+				e->seen = c->deaths;
+				return i;
+			}
 			h = i; /* a new code object at a freed one's address: decode again */
 			c->code_epoch++;
 			break;
@@ -283,7 +294,7 @@ static uint32_t code_lookup(struct pycache *c, uint64_t code)
 	if (!tlm__py_is_type(file, tlm__py_unicode_type) || !(tlm__py_rd32(file, 32) >> 5 & 1) ||
 	    !tlm__py_is_type(name, tlm__py_unicode_type) || !tlm__py_is_type(lines, tlm__py_bytes_type))
 		return UINT32_MAX - 1; /* not a compact str (copy_str refuses it too), or not bytes */
-	struct code_ent e = {.code = code};
+	struct code_ent e = {.code = code, .seen = c->deaths};
 	sig_read(code, file, name, lines, &e.sig);
 	e.soff = c->str_used;
 	if (!copy_str(file, c->str + e.soff, TLM__PY_FILE_MAX, &e.flen) ||
@@ -346,10 +357,11 @@ static inline int64_t instr_off(uint64_t raw, uint64_t code, int kind)
 }
 
 /* A hop the last walk did not read so (or skipped): the frame read afresh
- * into *h (when kept) and, if it is the user's code, into c->fr[*n].
- * Returns false when the code cache is full (the caller resets and retries).
- * Out of line: the walk's loop keeps its registers for the usual hop. */
-static __attribute__((noinline)) bool new_hop(struct pycache *c, struct hop *h, uint64_t f, uint64_t code, uint64_t raw, int *n)
+ * into hop i (when kept: i < MEMO_HOPS) and, if it is the user's code, into
+ * c->fr[*n]. Returns false when the code cache is full (the caller resets
+ * and retries). Out of line: the walk's loop keeps its registers for the
+ * usual hop. */
+static __attribute__((noinline)) bool new_hop(struct pycache *c, uint32_t i, uint64_t f, uint64_t code, uint64_t raw, int *n)
 {
 	struct hop e = {.code = code, .raw = raw, .ci = UINT32_MAX};
 	if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
@@ -359,15 +371,65 @@ static __attribute__((noinline)) bool new_hop(struct pycache *c, struct hop *h, 
 		if (ci != UINT32_MAX - 1) {
 			const struct code_ent *ce = &c->code[ci];
 			int32_t line = line_of(c, ce, instr_off(raw, code, tlm__pyo.instr_kind));
-			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, ce->sig};
+			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci};
+			if (i < MEMO_HOPS)
+				c->hop_sig[i] = ce->sig;
 			c->fr[*n].key = e.key;
 			c->fr[*n].ci = ci;
 			++*n;
 		}
 	}
-	if (h)
-		*h = e;
+	if (i < MEMO_HOPS)
+		c->hop[i] = e;
 	return true;
+}
+
+struct frame_off {
+	uint64_t back, code, instr, mask; /* mask: the instruction word's bits */
+};
+
+/* In a walk after which no code object died (walk): from hop i on (up to
+ * end, which is at most TLM__PY_MAX_FRAMES), the hops that read as the last
+ * walk's, code and instruction word, their keys into c->fr from n on.
+ * Returns how many; *fp becomes the frame after them. Its own function, so
+ * that the loop's values stay in registers (inside walk, GCC spilled them). */
+static __attribute__((noinline)) uint32_t same_hops(struct pycache *c, uint32_t i, uint32_t end, int n, uint64_t *fp,
+						    const struct frame_off *o)
+{
+	const uint64_t back = o->back, ocode = o->code, instr = o->instr, mask = o->mask;
+	const struct hop *h = &c->hop[i], *hend = &c->hop[end];
+	__typeof__(&c->fr[0]) out = &c->fr[n];
+	uint64_t f = *fp;
+	while (h < hend && tlm__py_ptr_ok(f)) {
+		if (tlm__py_rd64(f, (uint32_t)ocode) != h->code || (tlm__py_rd64(f, (uint32_t)instr) & mask) != h->raw ||
+		    h->ci == UINT32_MAX)
+			break;
+		out->key = h->key;
+		out->ci = h->ci;
+		out++;
+		h++;
+		f = tlm__py_rd64(f, (uint32_t)back);
+	}
+	*fp = f;
+	return (uint32_t)(h - &c->hop[i]);
+}
+
+/* In a walk after which no code object died (walk), hop i, whose code is
+ * not the last walk's there, or which that walk skipped: the count of
+ * frames after it (n before it), -1 when the code cache is full. */
+static __attribute__((noinline)) int other_hop(struct pycache *c, uint32_t i, uint64_t f, uint64_t code, uint64_t raw, int n)
+{
+	if (c->hop[i].code == code && c->hop[i].ci == UINT32_MAX && (interp_frame(f, code) || !tlm__py_is_type(code, tlm__py_code_type)))
+		return n; /* skipped then and now */
+	return new_hop(c, i, f, code, raw, &n) ? n : -1;
+}
+
+/* A hop read as the last walk's but for its instruction word: its line anew. */
+static __attribute__((noinline)) void new_line(struct pycache *c, struct hop *h, uint64_t code, uint64_t raw)
+{
+	h->raw = raw;
+	int32_t line = line_of(c, &c->code[h->ci], instr_off(raw, code, tlm__pyo.instr_kind));
+	h->key = (h->key & 0xffffffff00000000ull) | (uint32_t)line;
 }
 
 /* The thread's frames into c->fr; returns their count (-1: cache full, reset
@@ -383,25 +445,55 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 	const uint32_t o_file = tlm__pyo.co_file, o_name = tlm__pyo.co_name, o_lines = tlm__pyo.co_lines;
 	const bool wide = tlm__pyo.instr_kind == 2;
 	*cut = false;
+	c->deaths = atomic_load_explicit(&tlm__py_code_deaths, memory_order_acquire);
+	/* no code object died since the last walk: a hop's code there is this one */
+	const bool alive = tlm__py_deaths_on && c->deaths == c->memo_deaths;
 	uint32_t known = c->memo_ts == ts && c->memo_epoch == c->code_epoch ? c->memo_hops : 0;
 	uint32_t lim = known < MEMO_HOPS ? known : MEMO_HOPS; /* hops with a usable memo */
 	bool all = known != 0;
 	uint64_t f = top_frame(ts);
 	int n = 0;
 	uint32_t hops = 0;
+	if (alive) {
+		/* the usual walk: the last one's codes, hop for hop, each of them
+		 * alive since; only the instruction words are compared (n <= hops
+		 * stays under TLM__PY_MAX_FRAMES here) */
+		const uint32_t fast = lim < TLM__PY_MAX_FRAMES ? lim : TLM__PY_MAX_FRAMES;
+		/* 3.8-3.10's word is an int: the 4 bytes after it are the frame's too */
+		const uint64_t mask = wide ? UINT64_MAX : UINT32_MAX;
+		const struct frame_off fo = {o_back, o_code, o_instr, mask};
+		while (hops < fast && tlm__py_ptr_ok(f)) {
+			uint32_t k = same_hops(c, hops, fast, n, &f, &fo);
+			hops += k;
+			n += (int)k;
+			if (hops >= fast || !tlm__py_ptr_ok(f))
+				break;
+			struct hop *h = &c->hop[hops];
+			uint64_t code = tlm__py_rd64(f, o_code), raw = tlm__py_rd64(f, o_instr) & mask;
+			all = false;
+			if (code == h->code && h->ci != UINT32_MAX) { /* the same code at another line */
+				new_line(c, h, code, raw);
+				c->fr[n].key = h->key;
+				c->fr[n].ci = h->ci;
+				n++;
+			} else if ((n = other_hop(c, hops, f, code, raw, n)) < 0) {
+				return -1;
+			}
+			f = tlm__py_rd64(f, o_back);
+			hops++;
+		}
+	}
 	for (; hops < 256 && tlm__py_ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hops++, f = tlm__py_rd64(f, o_back)) {
 		uint64_t code = tlm__py_rd64(f, o_code);
 		uint64_t raw = wide ? tlm__py_rd64(f, o_instr) : tlm__py_rd32(f, o_instr);
 		struct hop *h = hops < MEMO_HOPS ? &c->hop[hops] : NULL;
 		if (hops < lim && h->code == code) { /* lim <= MEMO_HOPS: h is set */
 			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
-				if (TLM_LIKELY(tlm__py_is_type(code, tlm__py_code_type) &&
-					       sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &h->sig))) {
+				if (TLM_LIKELY(alive || (tlm__py_is_type(code, tlm__py_code_type) &&
+					       sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &c->hop_sig[hops])))) {
 					if (TLM_UNLIKELY(raw != h->raw)) {
 						all = false;
-						h->raw = raw;
-						int32_t line = line_of(c, &c->code[h->ci], instr_off(raw, code, tlm__pyo.instr_kind));
-						h->key = (h->key & 0xffffffff00000000ull) | (uint32_t)line;
+						new_line(c, h, code, raw);
 					}
 					c->fr[n].key = h->key;
 					c->fr[n].ci = h->ci;
@@ -413,7 +505,7 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			}
 		}
 		all = false;
-		if (!new_hop(c, h, f, code, raw, &n))
+		if (!new_hop(c, hops, f, code, raw, &n))
 			return -1;
 	}
 	if (n == (int)TLM__PY_MAX_FRAMES) /* one more user frame? then it is cut */
@@ -428,6 +520,7 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 	c->memo_ts = ts;
 	c->memo_hops = hops; /* past MEMO_HOPS: those hops are not kept, and never "same" */
 	c->memo_epoch = c->code_epoch;
+	c->memo_deaths = c->deaths;
 	if (!*same)
 		c->memo_id[0] = c->memo_id[1] = 0;
 	return *cut ? n - 1 : n;

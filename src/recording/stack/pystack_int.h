@@ -37,6 +37,11 @@ extern void *(*tlm__py_gil_get)(void) TLM_HIDDEN;    /* PyGILState_GetThisThread
 extern void *(*tlm__py_holder_get)(void) TLM_HIDDEN; /* thread state holding the GIL (see free flags) */
 extern const void *tlm__py_code_type TLM_HIDDEN, *tlm__py_unicode_type TLM_HIDDEN, *tlm__py_bytes_type TLM_HIDDEN;
 extern const char *tlm__py_runtime TLM_HIDDEN;       /* _PyRuntime */
+/* Code objects freed since set-up, counted in PyCode_Type's tp_dealloc
+ * (pysetup.c) when tlm__py_deaths_on: while it stays put, a code object
+ * seen alive at an address is the one there now. */
+extern _Atomic uint64_t tlm__py_code_deaths TLM_HIDDEN;
+extern bool tlm__py_deaths_on TLM_HIDDEN;
 /* 0 = not set up, 1 = setting up, 2 = on, 3 = off for good */
 extern _Atomic int tlm__py_state TLM_HIDDEN;
 
