@@ -27,6 +27,9 @@ for i in range(12):
             live.append((fr, 64 * KiB))
         if len(live) > 40:
             live.pop(0)
+# the thread of rec(6): level k allocates (k + 1) * 3 KiB under 6 - k calls
+for k in range(7):
+    live.append(((("malloc", malloc_line), ("rec", L["RECALLOC"])) + (("rec", L["REC"]),) * (6 - k), (k + 1) * 3 * KiB))
 truth = sitecheck.tally(live)
 
 r = json.load(open(report))

@@ -5,7 +5,12 @@
 # read of the last walk's frames (pystack.c, struct hop), so a frame it meets
 # again must still get its own line. Each allocation must be its own line
 # with all of its calls, at its depth; the check (check_depths.py) reads the
-# lines by marker.
+# lines by marker. Last, a thread whose outermost frame is a recursive
+# function allocates at each level as the recursion returns: each stack is
+# the last one less its outermost frame, the rest the same hop for hop (the
+# walk's interning may reuse only what lies past the changed hops of a walk
+# as long as the last).
+import _thread
 import ctypes
 import os
 
@@ -51,3 +56,19 @@ def step(i):
 
 for i in range(12):
     step(i)  # LINE_MAIN
+
+rec_kept = []
+
+
+def rec(k, top, done):
+    if k > 0:
+        rec(k - 1, top, done)  # LINE_REC
+    rec_kept.append(malloc((k + 1) * 3 * KiB))  # LINE_RECALLOC
+    if k == top:  # the thread's outermost frame: its work is done
+        done.release()
+
+
+done = _thread.allocate_lock()
+done.acquire()
+_thread.start_new_thread(rec, (6, 6, done))  # rec is the thread's first frame
+done.acquire()

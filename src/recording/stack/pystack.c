@@ -19,14 +19,16 @@
  * walked (at most 256 hops, pointers checked for alignment and range, each
  * code object's type checked, the interpreter's own entry and __init__ shim
  * frames skipped, a stack past 64 frames cut with a marker frame, see
- * pystack.h), and each code object is looked up in a
- * per-thread cache keyed by its address and validated by its filename,
- * qualname and line-table pointers; the line comes from a per-thread cache
- * keyed by (decoded code, instruction offset), decoded by pyline.c. A miss decodes strings (copied)
- * or the line table once; a hop read as the last walk's reuses its entry
- * and line (struct hop). The (native stack, frames) pair is interned to a
- * per-thread id; a new one is sent to the writer as a definition with the
- * strings inline.
+ * pystack.h), and each code object is looked up in the thread's code cache
+ * (pycode.h: strings copied once, lines decoded once by pyline.c, a code
+ * found again checked to be the same one). A hop read as the last walk's
+ * reuses its entry and line (struct hop); while no code object has died
+ * (PyCode_Type's dealloc counts them, pysetup.c) such a hop costs two
+ * loads and two compares. The frames are interned as a trie path
+ * (pytrie.h) from the outermost frame in, so a walk that differs from the
+ * last in its inner hops only interns those; (path, native stack) gets a
+ * per-thread id, and a new one is sent to the writer as a definition with
+ * the strings inline.
  */
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -41,57 +43,15 @@
 #include "recording/stack/pystack.h"
 #include "recording/stack/stack.h"
 #include "recording/stack/pystack_int.h"
+#include "recording/stack/pycode.h"
+#include "recording/stack/pytrie.h"
 #include "tlm/event.h"
 
 static _Atomic int validated;       /* 0 unknown, 1 checked, -1 failed */
 
 /* ---- per-thread cache -------------------------------------------------------- */
 
-#define NCODE 1024u    /* open addressing; reset at half full */
-#define NLINE 4096u    /* direct mapped */
-#define KEY_ARENA (64u * 1024u)
-#define STR_ARENA (256u * 1024u)
 #define SCRATCH (TLM__PY_MAX_FRAMES * (8u + TLM__PY_FILE_MAX + TLM__PY_NAME_MAX))
-
-/* What a code's entry is decoded from, as read from the code object: its
- * file, name and line table objects (the table is read again on a line
- * cache miss), and what tells a new object at a freed one's address from
- * the old: the file name's and line table's lengths, the file name's last 8
- * bytes, the line table's first and last 8, the first line. Addresses alone
- * do not: code compiled again and again (exec, torch.fx, dataclasses) gets
- * its file, name and line table at the freed ones' addresses too
- * (tests/python/regen.py: 76-79 of 80 rounds), and CPython leaves the file
- * name's hash unset (3.8-3.12) and the table's too (3.8-3.9), so the
- * contents are read. Not the whole content: two codes at one address whose
- * three objects share their addresses and all of these but differ inside
- * the file name or the line table would still be taken one for the other.
- * Compared field by field, each a load and a compare (a hash of them cost
- * twice as much on the walk). */
-struct code_sig {
-	uint64_t file, name, lines;
-	uint64_t flen, llen;       /* the file name's length (characters), the line table's (bytes) */
-	uint64_t ftail, lhead, ltail;
-	uint32_t ftail_off;        /* where ftail is read, from file */
-	int32_t first;
-};
-
-struct code_ent {
-	uint64_t code;        /* key */
-	uint64_t seen;        /* tlm__py_code_deaths when last found to be this code */
-	struct code_sig sig;
-	uint32_t serial;      /* 0 = empty */
-	uint32_t soff;        /* strings in the arena: file then name */
-	uint16_t flen, nlen;
-};
-struct line_ent {
-	uint32_t serial;
-	int32_t off;
-	int32_t line;
-};
-struct mstack {
-	uint64_t hash;
-	uint32_t id, n, off; /* keys in the key arena */
-};
 
 /* One hop of the last walk, as read. A hop that reads the same code object
  * as the last walk's hop at the same depth, with the same signature (the
@@ -101,14 +61,18 @@ struct mstack {
  * Python line makes come one after another from one chain, and the next
  * line's differ in the innermost frame's word only. The frame's own address
  * does not matter: the key is a function of the code and the offset. A walk
- * equal to the last one at every hop reuses its interned id as well. The
+ * equal to the last one at every hop reuses its interned id as well, and
+ * one equal beyond its first hops reuses the trie node of those beyond
+ * (pytrie.h): interning costs a probe per changed frame, not per frame. The
  * signature (the code cache's own validation) is kept apart: a walk after
- * which no code object died does not read it (pycache.deaths). */
-#define MEMO_HOPS 96u
+ * which no code object died does not read it (pycache.deaths). Every hop of
+ * a walk is kept (it stops at MEMO_HOPS). */
+#define MEMO_HOPS 256u
 struct hop {
 	uint64_t code, raw;  /* the code object; the instruction word as read (offset, or pointer) */
 	uint64_t key;        /* serial << 32 | line */
 	uint32_t ci;         /* index into code[]; UINT32_MAX: a hop the walk skipped */
+	uint32_t node;       /* the trie node of the frames from this hop outward (pycache.nodes_ok) */
 };
 
 struct pycache {
@@ -118,42 +82,33 @@ struct pycache {
 	 * walk was last interned to */
 	uint32_t memo_hops, memo_epoch;
 	uint64_t memo_ts;
-	/* tlm__py_code_deaths as the current walk read it at its start, and as
-	 * the last walk did: no code object died between them when equal (and
-	 * counted), so the last walk's codes are those at their addresses now */
-	uint64_t deaths, memo_deaths;
-	/* bumped when a code entry is replaced (a new code object at a freed
-	 * one's address): the hops of earlier walks may name the old entry */
-	uint32_t code_epoch;
+	/* tlm__py_code_deaths as the last walk read it at its start: no code
+	 * object died since when codes.deaths, the current walk's, is the same
+	 * (and counted), so the last walk's codes are those at their addresses
+	 * now. memo_epoch: codes.epoch then (an entry replaced since: the hops
+	 * may name the old one) */
+	uint64_t memo_deaths;
 	uint32_t memo_sid[2], memo_id[2];
+	/* the hops' nodes hold for the last walk (it was interned whole, not cut);
+	 * the walk's outermost hop that differs from the one before it (-1: none) */
+	bool nodes_ok, aligned;
+	int32_t diff_hi;
 	struct hop hop[MEMO_HOPS];
-	struct code_sig hop_sig[MEMO_HOPS]; /* each hop's code's signature, as in its entry */
-	uint32_t next_serial, ncode, next_id, key_used, str_used;
-	struct code_ent code[NCODE];
-	struct line_ent line[NLINE];
-	struct mstack ms[2 * TLM__PY_STACKS];
-	uint64_t keys[KEY_ARENA];
-	char str[STR_ARENA];
+	struct tlm__code_sig hop_sig[MEMO_HOPS]; /* each hop's code's signature, as in its entry */
+	struct tlm__pycodes codes;
+	struct tlm__pytrie trie;
 	/* the pending definition */
 	uint32_t pend_id, pend_native, pend_n, pend_bytes;
 	uint8_t scratch[SCRATCH];
-	/* the current capture: each frame's key as interned (its code's serial
-	 * and its line), taken while the walk has the code entry at hand */
-	struct {
-		uint64_t key;  /* serial << 32 | line */
-		uint32_t ci;   /* index into code[] */
-	} fr[TLM__PY_MAX_FRAMES];
 };
 
 static void reset(struct pycache *c)
 {
-	memset(c->code, 0, sizeof c->code);
-	memset(c->line, 0, sizeof c->line);
-	memset(c->ms, 0, sizeof c->ms);
+	tlm__pycodes_reset(&c->codes);
+	tlm__pytrie_reset(&c->trie);
 	c->memo_hops = 0;
 	c->memo_id[0] = c->memo_id[1] = 0;
-	c->ncode = c->key_used = c->str_used = 0;
-	c->next_id = 1;
+	c->nodes_ok = false;
 }
 
 void tlm__py_forget(struct tlm__ring *r)
@@ -170,157 +125,9 @@ static struct pycache *cache_of(struct tlm__ring *r)
 	if (m == MAP_FAILED)
 		return NULL;
 	struct pycache *c = m;
-	c->next_serial = 1;
 	reset(c);
 	r->py = c;
 	return c;
-}
-
-/* A str object copied as UTF-8 (truncated to max bytes); false if not a compact str. */
-static bool copy_str(uint64_t s, char *out, uint32_t max, uint16_t *len)
-{
-	if (!tlm__py_is_type(s, tlm__py_unicode_type))
-		return false;
-	uint64_t n = tlm__py_rd64(s, 16);
-	uint32_t st = tlm__py_rd32(s, 32);
-	unsigned kind = (st >> 2) & 7, compact = (st >> 5) & 1, ascii = (st >> 6) & 1;
-	if (!compact || (kind != 1 && kind != 2 && kind != 4) || n > (1u << 20))
-		return false;
-	const uint8_t *d = (const uint8_t *)(uintptr_t)(s + (ascii ? tlm__pyo.uni_ascii : tlm__pyo.uni_compact));
-	uint32_t o = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		uint32_t ch = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
-		uint8_t b[4];
-		uint32_t k;
-		if (ch < 0x80) {
-			b[0] = (uint8_t)ch;
-			k = 1;
-		} else if (ch < 0x800) {
-			b[0] = (uint8_t)(0xc0 | ch >> 6);
-			b[1] = (uint8_t)(0x80 | (ch & 63));
-			k = 2;
-		} else if (ch < 0x10000) {
-			b[0] = (uint8_t)(0xe0 | ch >> 12);
-			b[1] = (uint8_t)(0x80 | ((ch >> 6) & 63));
-			b[2] = (uint8_t)(0x80 | (ch & 63));
-			k = 3;
-		} else {
-			b[0] = (uint8_t)(0xf0 | (ch >> 18 & 7));
-			b[1] = (uint8_t)(0x80 | ((ch >> 12) & 63));
-			b[2] = (uint8_t)(0x80 | ((ch >> 6) & 63));
-			b[3] = (uint8_t)(0x80 | (ch & 63));
-			k = 4;
-		}
-		if (o + k > max)
-			break;
-		memcpy(out + o, b, k);
-		o += k;
-	}
-	*len = (uint16_t)o;
-	return true;
-}
-
-/* The 8 bytes ending n bytes into data, or the first 8 when n is shorter:
- * then they run past the string or table into its allocation (a str's or
- * bytes' data starts 32 or more bytes into a block of at least data + n + 1
- * bytes rounded up to 16), bytes that do not change while it lives. */
-static inline uint64_t tail_at(uint64_t data, uint64_t n)
-{
-	return data + (n >= 8 ? n : 8) - 8;
-}
-
-/* The signature of a code object whose file and name are compact str
- * objects and whose line table is a bytes object (checked by the caller). */
-static void sig_read(uint64_t code, uint64_t file, uint64_t name, uint64_t lines, struct code_sig *g)
-{
-	uint64_t n = tlm__py_rd64(file, 16);
-	uint32_t st = tlm__py_rd32(file, 32);
-	uint64_t data = file + ((st >> 6) & 1 ? tlm__pyo.uni_ascii : tlm__pyo.uni_compact);
-	uint64_t at = tail_at(data, n * ((st >> 2) & 7));
-	uint64_t ln = tlm__py_rd64(lines, 16); /* PyBytesObject: ob_size at 16, ob_sval at 32 */
-	*g = (struct code_sig){
-		.file = file,
-		.name = name,
-		.lines = lines,
-		.flen = n,
-		.llen = ln,
-		.ftail = tlm__py_rd64u(at, 0),
-		.lhead = tlm__py_rd64(lines, 32),
-		.ltail = tlm__py_rd64u(tail_at(lines + 32, ln), 0),
-		.ftail_off = (uint32_t)(at - file),
-		.first = (int32_t)tlm__py_rd32(code, tlm__pyo.co_first),
-	};
-}
-
-/* Whether a code object with these objects has signature g; the lengths
- * first, so the tails are read only where g's were: inside objects as long
- * (a file name of as many characters but wider ones is longer still; of
- * narrower ones, in the same allocation's size class, or past a malloc'd
- * one's end in the heap, never unmapped). */
-static inline bool sig_same(uint64_t code, uint64_t file, uint64_t name, uint64_t lines, const struct code_sig *g)
-{
-	return file == g->file && lines == g->lines && name == g->name && tlm__py_rd64(file, 16) == g->flen &&
-	       tlm__py_rd64(lines, 16) == g->llen && (int32_t)tlm__py_rd32(code, tlm__pyo.co_first) == g->first &&
-	       tlm__py_rd64u(file, g->ftail_off) == g->ftail && tlm__py_rd64(lines, 32) == g->lhead &&
-	       tlm__py_rd64u(tail_at(lines + 32, g->llen), 0) == g->ltail;
-}
-
-/* The cache entry of a code object, decoded on a miss; UINT32_MAX if unusable. */
-static uint32_t code_lookup(struct pycache *c, uint64_t code)
-{
-	uint64_t file = tlm__py_rd64(code, tlm__pyo.co_file), name = tlm__py_rd64(code, tlm__pyo.co_name), lines = tlm__py_rd64(code, tlm__pyo.co_lines);
-	uint32_t h = (uint32_t)((code >> 4) * 0x9e3779b97f4a7c15ull >> 40) & (NCODE - 1);
-	for (uint32_t i = h;; i = (i + 1) & (NCODE - 1)) {
-		struct code_ent *e = &c->code[i];
-		if (!e->serial) {
-			h = i;
-			break;
-		}
-		if (e->code == code) {
-			if (TLM_LIKELY(tlm__py_deaths_on && e->seen == c->deaths))
-				return i;
-			if (TLM_LIKELY(sig_same(code, file, name, lines, &e->sig))) {
-				e->seen = c->deaths;
-				return i;
-			}
-			h = i; /* a new code object at a freed one's address: decode again */
-			c->code_epoch++;
-			break;
-		}
-	}
-	if (c->ncode * 2 >= NCODE || c->str_used + TLM__PY_FILE_MAX + TLM__PY_NAME_MAX > STR_ARENA)
-		return UINT32_MAX; /* full: the caller resets and retries */
-	/* a hit's objects are its live code's, as the entry's were when read */
-	if (!tlm__py_is_type(file, tlm__py_unicode_type) || !(tlm__py_rd32(file, 32) >> 5 & 1) ||
-	    !tlm__py_is_type(name, tlm__py_unicode_type) || !tlm__py_is_type(lines, tlm__py_bytes_type))
-		return UINT32_MAX - 1; /* not a compact str (copy_str refuses it too), or not bytes */
-	struct code_ent e = {.code = code, .seen = c->deaths};
-	sig_read(code, file, name, lines, &e.sig);
-	e.soff = c->str_used;
-	if (!copy_str(file, c->str + e.soff, TLM__PY_FILE_MAX, &e.flen) ||
-	    !copy_str(name, c->str + e.soff + e.flen, TLM__PY_NAME_MAX, &e.nlen))
-		return UINT32_MAX - 1;
-	e.serial = c->next_serial++;
-	if (!e.serial)
-		e.serial = c->next_serial++;
-	c->str_used += e.flen + e.nlen;
-	if (!c->code[h].serial)
-		c->ncode++;
-	c->code[h] = e;
-	return h;
-}
-
-static int32_t line_of(struct pycache *c, const struct code_ent *e, int64_t off)
-{
-	if (off < 0 || off > (1 << 28))
-		return 0;
-	uint32_t h = (uint32_t)((e->serial * 0x9e3779b1u) ^ (uint32_t)off * 0x85ebca6bu) & (NLINE - 1);
-	struct line_ent *l = &c->line[h];
-	if (l->serial == e->serial && l->off == off)
-		return l->line;
-	int32_t line = tlm__py_decode_line(tlm__pyo.table_kind, e->sig.lines, e->sig.first, off);
-	*l = (struct line_ent){e->serial, (int32_t)off, line};
-	return line;
 }
 
 /* A frame the interpreter made for itself, not the user's code: the C-stack
@@ -357,30 +164,26 @@ static inline int64_t instr_off(uint64_t raw, uint64_t code, int kind)
 }
 
 /* A hop the last walk did not read so (or skipped): the frame read afresh
- * into hop i (when kept: i < MEMO_HOPS) and, if it is the user's code, into
- * c->fr[*n]. Returns false when the code cache is full (the caller resets
+ * into hop i, and *n counted up if it is the user's code. Returns false when the code cache is full (the caller resets
  * and retries). Out of line: the walk's loop keeps its registers for the
  * usual hop. */
 static __attribute__((noinline)) bool new_hop(struct pycache *c, uint32_t i, uint64_t f, uint64_t code, uint64_t raw, int *n)
 {
 	struct hop e = {.code = code, .raw = raw, .ci = UINT32_MAX};
 	if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
-		uint32_t ci = code_lookup(c, code);
+		uint32_t ci = tlm__pycode_lookup(&c->codes, code);
 		if (ci == UINT32_MAX)
 			return false;
 		if (ci != UINT32_MAX - 1) {
-			const struct code_ent *ce = &c->code[ci];
-			int32_t line = line_of(c, ce, instr_off(raw, code, tlm__pyo.instr_kind));
-			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci};
-			if (i < MEMO_HOPS)
-				c->hop_sig[i] = ce->sig;
-			c->fr[*n].key = e.key;
-			c->fr[*n].ci = ci;
+			const struct tlm__code_ent *ce = &c->codes.code[ci];
+			int32_t line = tlm__pycode_line(&c->codes, ce, instr_off(raw, code, tlm__pyo.instr_kind));
+			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, 0};
+			c->hop_sig[i] = ce->sig;
 			++*n;
 		}
 	}
-	if (i < MEMO_HOPS)
-		c->hop[i] = e;
+	c->hop[i] = e;
+	c->diff_hi = (int32_t)i;
 	return true;
 }
 
@@ -390,23 +193,19 @@ struct frame_off {
 
 /* In a walk after which no code object died (walk): from hop i on (up to
  * end, which is at most TLM__PY_MAX_FRAMES), the hops that read as the last
- * walk's, code and instruction word, their keys into c->fr from n on.
- * Returns how many; *fp becomes the frame after them. Its own function, so
- * that the loop's values stay in registers (inside walk, GCC spilled them). */
-static __attribute__((noinline)) uint32_t same_hops(struct pycache *c, uint32_t i, uint32_t end, int n, uint64_t *fp,
+ * walk's, code and instruction word, each a user frame. Returns how many;
+ * *fp becomes the frame after them. Its own function, so that the loop's
+ * values stay in registers (inside walk, GCC spilled them). */
+static __attribute__((noinline)) uint32_t same_hops(const struct pycache *c, uint32_t i, uint32_t end, uint64_t *fp,
 						    const struct frame_off *o)
 {
 	const uint64_t back = o->back, ocode = o->code, instr = o->instr, mask = o->mask;
 	const struct hop *h = &c->hop[i], *hend = &c->hop[end];
-	__typeof__(&c->fr[0]) out = &c->fr[n];
 	uint64_t f = *fp;
 	while (h < hend && tlm__py_ptr_ok(f)) {
 		if (tlm__py_rd64(f, (uint32_t)ocode) != h->code || (tlm__py_rd64(f, (uint32_t)instr) & mask) != h->raw ||
 		    h->ci == UINT32_MAX)
 			break;
-		out->key = h->key;
-		out->ci = h->ci;
-		out++;
 		h++;
 		f = tlm__py_rd64(f, (uint32_t)back);
 	}
@@ -427,15 +226,18 @@ static __attribute__((noinline)) int other_hop(struct pycache *c, uint32_t i, ui
 /* A hop read as the last walk's but for its instruction word: its line anew. */
 static __attribute__((noinline)) void new_line(struct pycache *c, struct hop *h, uint64_t code, uint64_t raw)
 {
+	c->diff_hi = (int32_t)(h - c->hop);
 	h->raw = raw;
-	int32_t line = line_of(c, &c->code[h->ci], instr_off(raw, code, tlm__pyo.instr_kind));
+	int32_t line = tlm__pycode_line(&c->codes, &c->codes.code[h->ci], instr_off(raw, code, tlm__pyo.instr_kind));
 	h->key = (h->key & 0xffffffff00000000ull) | (uint32_t)line;
 }
 
-/* The thread's frames into c->fr; returns their count (-1: cache full, reset
- * and retry). *cut: the chain went on past TLM__PY_MAX_FRAMES real frames;
- * then the count is one less, room for the marker frame. *same: every hop
- * read as the last walk's (struct hop), so its frames and ids hold. */
+/* The thread's frames into c->hop; returns how many are the user's (-1:
+ * cache full, reset and retry). *cut: the chain went on past
+ * TLM__PY_MAX_FRAMES user frames; then the count is one less, room for the
+ * marker frame. *same: every hop read as the last walk's (struct hop), so
+ * its frames and ids hold. c->aligned: as many hops as the last walk, neither
+ * cut, so the hops past c->diff_hi are the last walk's. */
 static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 {
 	/* the offsets as locals: the stores below (uint32_t, int32_t) may alias
@@ -445,15 +247,16 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 	const uint32_t o_file = tlm__pyo.co_file, o_name = tlm__pyo.co_name, o_lines = tlm__pyo.co_lines;
 	const bool wide = tlm__pyo.instr_kind == 2;
 	*cut = false;
-	c->deaths = atomic_load_explicit(&tlm__py_code_deaths, memory_order_acquire);
+	c->codes.deaths = atomic_load_explicit(&tlm__py_code_deaths, memory_order_acquire);
 	/* no code object died since the last walk: a hop's code there is this one */
-	const bool alive = tlm__py_deaths_on && c->deaths == c->memo_deaths;
-	uint32_t known = c->memo_ts == ts && c->memo_epoch == c->code_epoch ? c->memo_hops : 0;
+	const bool alive = tlm__py_deaths_on && c->codes.deaths == c->memo_deaths;
+	uint32_t known = c->memo_ts == ts && c->memo_epoch == c->codes.epoch ? c->memo_hops : 0;
 	uint32_t lim = known < MEMO_HOPS ? known : MEMO_HOPS; /* hops with a usable memo */
 	bool all = known != 0;
 	uint64_t f = top_frame(ts);
 	int n = 0;
 	uint32_t hops = 0;
+	c->diff_hi = -1;
 	if (alive) {
 		/* the usual walk: the last one's codes, hop for hop, each of them
 		 * alive since; only the instruction words are compared (n <= hops
@@ -463,7 +266,7 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 		const uint64_t mask = wide ? UINT64_MAX : UINT32_MAX;
 		const struct frame_off fo = {o_back, o_code, o_instr, mask};
 		while (hops < fast && tlm__py_ptr_ok(f)) {
-			uint32_t k = same_hops(c, hops, fast, n, &f, &fo);
+			uint32_t k = same_hops(c, hops, fast, &f, &fo);
 			hops += k;
 			n += (int)k;
 			if (hops >= fast || !tlm__py_ptr_ok(f))
@@ -473,8 +276,6 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			all = false;
 			if (code == h->code && h->ci != UINT32_MAX) { /* the same code at another line */
 				new_line(c, h, code, raw);
-				c->fr[n].key = h->key;
-				c->fr[n].ci = h->ci;
 				n++;
 			} else if ((n = other_hop(c, hops, f, code, raw, n)) < 0) {
 				return -1;
@@ -483,20 +284,18 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			hops++;
 		}
 	}
-	for (; hops < 256 && tlm__py_ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hops++, f = tlm__py_rd64(f, o_back)) {
+	for (; hops < MEMO_HOPS && tlm__py_ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hops++, f = tlm__py_rd64(f, o_back)) {
 		uint64_t code = tlm__py_rd64(f, o_code);
 		uint64_t raw = wide ? tlm__py_rd64(f, o_instr) : tlm__py_rd32(f, o_instr);
-		struct hop *h = hops < MEMO_HOPS ? &c->hop[hops] : NULL;
-		if (hops < lim && h->code == code) { /* lim <= MEMO_HOPS: h is set */
+		struct hop *h = &c->hop[hops];
+		if (hops < lim && h->code == code) {
 			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
 				if (TLM_LIKELY(alive || (tlm__py_is_type(code, tlm__py_code_type) &&
-					       sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &c->hop_sig[hops])))) {
+					       tlm__code_sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &c->hop_sig[hops])))) {
 					if (TLM_UNLIKELY(raw != h->raw)) {
 						all = false;
 						new_line(c, h, code, raw);
 					}
-					c->fr[n].key = h->key;
-					c->fr[n].ci = h->ci;
 					n++;
 					continue;
 				}
@@ -509,18 +308,19 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			return -1;
 	}
 	if (n == (int)TLM__PY_MAX_FRAMES) /* one more user frame? then it is cut */
-		for (int hop = 0; hop < 256 && tlm__py_ptr_ok(f); hop++, f = tlm__py_rd64(f, o_back)) {
+		for (uint32_t hop = hops; hop < MEMO_HOPS && tlm__py_ptr_ok(f); hop++, f = tlm__py_rd64(f, o_back)) {
 			uint64_t code = tlm__py_rd64(f, o_code);
 			if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
 				*cut = true;
 				break;
 			}
 		}
-	*same = all && hops == known && !*cut && !tlm__py_ptr_ok(f);
+	c->aligned = known != 0 && hops == known && !*cut && !tlm__py_ptr_ok(f);
+	*same = all && c->aligned;
 	c->memo_ts = ts;
-	c->memo_hops = hops; /* past MEMO_HOPS: those hops are not kept, and never "same" */
-	c->memo_epoch = c->code_epoch;
-	c->memo_deaths = c->deaths;
+	c->memo_hops = hops;
+	c->memo_epoch = c->codes.epoch;
+	c->memo_deaths = c->codes.deaths;
 	if (!*same)
 		c->memo_id[0] = c->memo_id[1] = 0;
 	return *cut ? n - 1 : n;
@@ -554,9 +354,77 @@ static bool validate(uint64_t ts)
 	return false; /* no frame to check yet */
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
+/* The definition of a new merged id: the walk's n user frames (innermost
+ * first) and the marker when cut, within the ring's budget. */
+static void define(struct pycache *c, uint32_t id, int n, bool cut, uint32_t native_sid)
 {
-	return (h ^ v) * 0x100000001b3ull;
+	uint32_t budget = (tlm__cfg.ring_slots / 4) * 64u;
+	if (budget > SCRATCH)
+		budget = SCRATCH;
+	uint32_t bytes = 0, nf = 0;
+	for (const struct hop *h = c->hop; nf < (uint32_t)n; h++) {
+		if (h->ci == UINT32_MAX)
+			continue;
+		const struct tlm__code_ent *e = &c->codes.code[h->ci];
+		uint32_t need = 8u + e->flen + e->nlen;
+		if (bytes + need > budget)
+			break;
+		uint8_t *p = c->scratch + bytes;
+		int32_t line = (int32_t)(uint32_t)h->key;
+		memcpy(p, &line, 4);
+		memcpy(p + 4, &e->flen, 2);
+		memcpy(p + 6, &e->nlen, 2);
+		memcpy(p + 8, c->codes.str + e->soff, (size_t)e->flen + e->nlen);
+		bytes += need;
+		nf++;
+	}
+	if (cut && nf == (uint32_t)n && bytes + 8 <= budget) { /* the marker: cut here */
+		int32_t line = TLM__PY_CUT_LINE;
+		memset(c->scratch + bytes, 0, 8);
+		memcpy(c->scratch + bytes, &line, 4);
+		bytes += 8;
+		nf++;
+	}
+	c->pend_id = id;
+	c->pend_native = native_sid;
+	c->pend_n = nf;
+	c->pend_bytes = bytes;
+}
+
+/* The merged id of the walk's n user frames (+ the cut marker) under
+ * native_sid: the trie path from the outermost frame in, then the leaf
+ * (pytrie.h). A walk aligned with the last one starts from the node past its
+ * outermost changed hop. 0: a table is full (the caller resets). */
+static uint32_t intern(struct pycache *c, int n, bool cut, uint32_t native_sid, bool *fresh)
+{
+	uint32_t node = 0;
+	int32_t i;
+	if (cut) { /* kept: the innermost n user frames under the marker */
+		c->nodes_ok = false;
+		int k = 0;
+		for (i = 0; k < n; i++)
+			k += c->hop[i].ci != UINT32_MAX;
+		i--;
+		if (!(node = tlm__pytrie_child(&c->trie, 0, UINT64_MAX)))
+			return 0;
+	} else if (c->nodes_ok && c->aligned) {
+		i = c->diff_hi;
+		node = (uint32_t)i + 1 < c->memo_hops ? c->hop[i + 1].node : 0;
+	} else {
+		i = (int32_t)c->memo_hops - 1;
+	}
+	c->nodes_ok = false;
+	for (; i >= 0; i--) {
+		struct hop *h = &c->hop[i];
+		if (h->ci != UINT32_MAX && !(node = tlm__pytrie_child(&c->trie, node, h->key)))
+			return 0;
+		h->node = node;
+	}
+	c->nodes_ok = !cut;
+	uint32_t id = tlm__pytrie_leaf(&c->trie, node, native_sid, fresh);
+	if (id && *fresh)
+		define(c, id, n, cut, native_sid);
+	return id;
 }
 
 void tlm__py_ready(void)
@@ -598,78 +466,21 @@ uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_g
 	}
 	if (same && c->memo_id[mk] && c->memo_sid[mk] == native_sid)
 		return c->memo_id[mk] | TLM__PY_ID_BIT; /* the last walk's, interned already */
-	if (n <= 0)
+	if (n <= 0) {
+		c->nodes_ok = false; /* the hops changed, their nodes were not made */
 		return 0;
-	/* intern (native sid, (serial, line)...); a cut stack has one key more */
-	uint64_t h = mix(0xcbf29ce484222325ull, native_sid);
-	for (int i = 0; i < n; i++)
-		h = mix(h, c->fr[i].key);
-	if (cut)
-		h = mix(h, UINT64_MAX);
-	uint32_t mask = 2 * TLM__PY_STACKS - 1, j = (uint32_t)(h >> 20) & mask;
-	for (; c->ms[j].id; j = (j + 1) & mask) {
-		struct mstack *m = &c->ms[j];
-		if (m->hash != h || m->n != (uint32_t)n + 1 + cut || c->keys[m->off] != native_sid)
-			continue;
-		int i = 0;
-		for (; i < n; i++)
-			if (c->keys[m->off + 1 + i] != c->fr[i].key)
-				break;
-		if (i == n && (!cut || c->keys[m->off + 1 + n] == UINT64_MAX)) {
-			c->memo_sid[mk] = native_sid;
-			c->memo_id[mk] = m->id;
-			return m->id | TLM__PY_ID_BIT;
-		}
 	}
-	if (c->next_id >= TLM__PY_STACKS || c->key_used + (uint32_t)n + 2 > KEY_ARENA) {
+	uint32_t id = intern(c, n, cut, native_sid, fresh);
+	if (!id) { /* a table is full */
 		reset(c);
-		return tlm__py_get(r, native_sid, native_gen, fresh, def_slots);
+		if ((n = walk(c, ts, &cut, &same)) <= 0 || !(id = intern(c, n, cut, native_sid, fresh)))
+			return 0;
 	}
-	/* new: build the definition payload (innermost first) within the ring's budget */
-	uint32_t budget = (tlm__cfg.ring_slots / 4) * 64u;
-	if (budget > SCRATCH)
-		budget = SCRATCH;
-	uint32_t bytes = 0, nf = 0;
-	for (int i = 0; i < n; i++) {
-		const struct code_ent *e = &c->code[c->fr[i].ci];
-		uint32_t need = 8u + e->flen + e->nlen;
-		if (bytes + need > budget)
-			break;
-		uint8_t *p = c->scratch + bytes;
-		int32_t line = (int32_t)(uint32_t)c->fr[i].key;
-		memcpy(p, &line, 4);
-		memcpy(p + 4, &e->flen, 2);
-		memcpy(p + 6, &e->nlen, 2);
-		memcpy(p + 8, c->str + e->soff, (size_t)e->flen + e->nlen);
-		bytes += need;
-		nf++;
-	}
-	if (cut && nf == (uint32_t)n && bytes + 8 <= budget) { /* the marker: cut here */
-		int32_t line = TLM__PY_CUT_LINE;
-		memset(c->scratch + bytes, 0, 8);
-		memcpy(c->scratch + bytes, &line, 4);
-		bytes += 8;
-		nf++;
-	}
-	struct mstack *m = &c->ms[j];
-	m->hash = h;
-	m->id = c->next_id++;
-	m->n = (uint32_t)n + 1 + cut;
-	m->off = c->key_used;
-	c->keys[c->key_used++] = native_sid;
-	for (int i = 0; i < n; i++)
-		c->keys[c->key_used++] = c->fr[i].key;
-	if (cut)
-		c->keys[c->key_used++] = UINT64_MAX;
 	c->memo_sid[mk] = native_sid;
-	c->memo_id[mk] = m->id;
-	c->pend_id = m->id;
-	c->pend_native = native_sid;
-	c->pend_n = nf;
-	c->pend_bytes = bytes;
-	*fresh = true;
-	*def_slots = 1 + (bytes + 63) / 64;
-	return m->id | TLM__PY_ID_BIT;
+	c->memo_id[mk] = id;
+	if (*fresh)
+		*def_slots = 1 + (c->pend_bytes + 63) / 64;
+	return id | TLM__PY_ID_BIT;
 }
 
 uint64_t tlm__py_write_def(struct tlm__ring *r, uint64_t head)
