@@ -54,19 +54,17 @@ static _Atomic int validated;       /* 0 unknown, 1 checked, -1 failed */
 #define SCRATCH (TLM__PY_MAX_FRAMES * (8u + TLM__PY_FILE_MAX + TLM__PY_NAME_MAX))
 
 /* One hop of the last walk, as read. A hop that reads the same code object
- * as the last walk's hop at the same depth, with the same signature (the
- * code cache's own validation, kept here so the cache entry is not read
- * again), is that code; with the same instruction word as well, its
+ * as the last walk's hop at the same depth is that code when no code object
+ * died since that walk (pycache.memo_deaths), or else when it has the
+ * signature of the code's cache entry (the cache's own validation); with the same instruction word as well, its
  * interned key (serial, line) holds: the block allocations and frees one
  * Python line makes come one after another from one chain, and the next
  * line's differ in the innermost frame's word only. The frame's own address
  * does not matter: the key is a function of the code and the offset. A walk
  * equal to the last one at every hop reuses its interned id as well, and
  * one equal beyond its first hops reuses the trie node of those beyond
- * (pytrie.h): interning costs a probe per changed frame, not per frame. The
- * signature (the code cache's own validation) is kept apart: a walk after
- * which no code object died does not read it (pycache.deaths). Every hop of
- * a walk is kept (it stops at MEMO_HOPS). */
+ * (pytrie.h): interning costs a probe per changed frame, not per frame.
+ * Every hop of a walk is kept (it stops at MEMO_HOPS). */
 #define MEMO_HOPS 256u
 struct hop {
 	uint64_t code, raw;  /* the code object; the instruction word as read (offset, or pointer) */
@@ -94,7 +92,6 @@ struct pycache {
 	bool nodes_ok, aligned;
 	int32_t diff_hi;
 	struct hop hop[MEMO_HOPS];
-	struct tlm__code_sig hop_sig[MEMO_HOPS]; /* each hop's code's signature, as in its entry */
 	struct tlm__pycodes codes;
 	struct tlm__pytrie trie;
 	/* the pending definition */
@@ -178,7 +175,6 @@ static __attribute__((noinline)) bool new_hop(struct pycache *c, uint32_t i, uin
 			const struct tlm__code_ent *ce = &c->codes.code[ci];
 			int32_t line = tlm__pycode_line(&c->codes, ce, instr_off(raw, code, tlm__pyo.instr_kind));
 			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, 0};
-			c->hop_sig[i] = ce->sig;
 			++*n;
 		}
 	}
@@ -291,7 +287,7 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 		if (hops < lim && h->code == code) {
 			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
 				if (TLM_LIKELY(alive || (tlm__py_is_type(code, tlm__py_code_type) &&
-					       tlm__code_sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &c->hop_sig[hops])))) {
+					       tlm__code_sig_same(code, tlm__py_rd64(code, o_file), tlm__py_rd64(code, o_name), tlm__py_rd64(code, o_lines), &c->codes.code[h->ci].sig)))) {
 					if (TLM_UNLIKELY(raw != h->raw)) {
 						all = false;
 						new_line(c, h, code, raw);
