@@ -22,7 +22,10 @@
 #   sh tests/bench/torch_zoo_cg.sh [BUILD_DIR] [N1] [N2] [LOOPS...]
 # defaults: build 10 40 gpt. About 3-5 minutes per run on a 2-core machine,
 # six runs per loop. TLM_ZOO_LIB=PATH measures that libtlm.so instead of
-# BUILD_DIR's (before and after figures of a change).
+# BUILD_DIR's (before and after figures of a change). TLM_ZOO_DIR=DIR keeps
+# the counts there and reuses those present: delete DIR's *-tlm-* files and
+# run again to measure another libtlm.so against the same plain and
+# recorder runs (those two do not load libtlm.so).
 set -u
 b=${1:-build} n1=${2:-10} n2=${3:-40}
 [ $# -gt 3 ] && shift 3 || set --
@@ -36,8 +39,13 @@ command -v valgrind >/dev/null 2>&1 || { echo "torch_zoo_cg.sh: valgrind is not 
 [ -x "$py" ] || { echo "torch_zoo_cg.sh: no PyTorch venv at $py (tools/torch-venv.sh)"; exit 2; }
 export TORCH_CUDNN_SDPA_DEPRIORITIZED=1 TLM_SIM_DEVICES=1 TLM_SIM_MEMORY=4G PYTHONHASHSEED=0
 pre="$sim/libcuda.so.1 $sim/libnvidia-ml.so.1 $sim/libtlm_simblas.so"
-tmp=$(mktemp -d /tmp/tlm-zoo-cg.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${TLM_ZOO_DIR:-}" ]; then
+	tmp=$TLM_ZOO_DIR
+	mkdir -p "$tmp"
+else
+	tmp=$(mktemp -d /tmp/tlm-zoo-cg.XXXXXX)
+	trap 'rm -rf "$tmp"' EXIT
+fi
 one() { # LOOP VARIANT STEPS: $tmp/LOOP-VARIANT-STEPS.cg
 	l=$1 v=$2 n=$3 out=$tmp/$1-$2-$3.cg
 	case $v in
@@ -50,6 +58,7 @@ one() { # LOOP VARIANT STEPS: $tmp/LOOP-VARIANT-STEPS.cg
 		"$py" "$src/torch_zoo.py" "$l" --steps "$n" $h >"$out.log" 2>&1; then
 		echo "  $l $v $n steps: FAILED"
 		tail -5 "$out.log"
+		rm -f "$out" # not reused by a TLM_ZOO_DIR run
 		return 1
 	fi
 	rm -f "$tmp"/t.trace*
@@ -58,7 +67,7 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for l in $loops; do
 	for v in plain tlm recorder; do
 		for n in "$n1" "$n2"; do
-			one "$l" "$v" "$n" || exit 1
+			[ -s "$tmp/$l-$v-$n.cg" ] || one "$l" "$v" "$n" || exit 1
 		done
 	done
 	"$py" - "$tmp" "$l" "$n1" "$n2" <<'PY'
