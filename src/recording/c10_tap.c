@@ -166,10 +166,8 @@ static void note_alloc_conf(void)
 }
 
 /* Once per form, off the hot path. */
-static void *real_of(enum form f)
+static __attribute__((noinline)) void *real_of_slow(enum form f)
 {
-	if (TLM_LIKELY(atomic_load_explicit(&resolved[f], memory_order_acquire) == 2))
-		return real_fn[f];
 	int expect = 0;
 	if (atomic_compare_exchange_strong(&resolved[f], &expect, 1)) {
 		void *p = lookup_real(form_name[f]);
@@ -186,6 +184,14 @@ static void *real_of(enum form f)
 			;
 	}
 	return real_fn[f];
+}
+
+/* Inline: every block passes here (LTO left the whole of it out of line) */
+static inline void *real_of(enum form f)
+{
+	if (TLM_LIKELY(atomic_load_explicit(&resolved[f], memory_order_acquire) == 2))
+		return real_fn[f];
+	return real_of_slow(f);
 }
 
 /* Device index of a c10::Device passed in a register. */
@@ -240,13 +246,8 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
  * the first block of each device: one atomic load. */
 static _Atomic uint64_t sized_devices;
 
-static void note_device_memory(int16_t device)
+static __attribute__((noinline)) void note_device_memory_slow(int16_t device, uint64_t bit)
 {
-	if (device < 0 || device >= 64)
-		return;
-	uint64_t bit = 1ull << device;
-	if (TLM_LIKELY(atomic_load_explicit(&sized_devices, memory_order_relaxed) & bit))
-		return;
 	if (atomic_fetch_or_explicit(&sized_devices, bit, memory_order_relaxed) & bit)
 		return;
 	uint64_t total = tlm__device_total_bytes(device);
@@ -256,6 +257,16 @@ static void note_device_memory(int16_t device)
 	snprintf(key, sizeof key, "device.%d.memory", device);
 	snprintf(value, sizeof value, "%llu", (unsigned long long)total);
 	tlm__writer_prop(key, value);
+}
+
+static inline void note_device_memory(int16_t device)
+{
+	if (device < 0 || device >= 64)
+		return;
+	uint64_t bit = 1ull << device;
+	if (TLM_LIKELY(atomic_load_explicit(&sized_devices, memory_order_relaxed) & bit))
+		return;
+	note_device_memory_slow(device, bit);
 }
 
 static inline void usage(void *ptr, int64_t delta, uint64_t allocated, uint64_t reserved, int16_t device,
