@@ -50,7 +50,7 @@ void tlm__config_load(void)
 	struct tlm__config c = {
 		.stack_depth = 64,
 		.drop = false,
-		.ring_slots = 4096, /* 256 KiB: a ring that stays in cache costs a training step less (docs/recording.md) */
+		.ring_slots = 16384,
 		.drain_ms = 20,
 		.compress = true,
 		.signals = true,

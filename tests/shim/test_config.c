@@ -62,7 +62,7 @@ static void test_defaults(void **s)
 	assert_string_equal(tlm__cfg.output, want);
 	assert_int_equal(tlm__cfg.stack_depth, 64);
 	assert_false(tlm__cfg.drop);
-	assert_int_equal(tlm__cfg.ring_slots, 4096);
+	assert_int_equal(tlm__cfg.ring_slots, 16384);
 	assert_int_equal(tlm__cfg.drain_ms, 20);
 	assert_true(tlm__cfg.compress);
 	assert_true(tlm__cfg.signals);
@@ -102,13 +102,13 @@ static void test_bad_values_one_line_each(void **s)
 	int pid = (int)getpid();
 	snprintf(want, sizeof want,
 		 "tlm[%d]: TLM_STACK_DEPTH: bad value '257' (expected an integer 0..256, 0 turns stacks off); using 64\n"
-		 "tlm[%d]: TLM_RING_SIZE: bad value '3000' (expected a power of two 256..16777216); using 4096\n"
+		 "tlm[%d]: TLM_RING_SIZE: bad value '3000' (expected a power of two 256..16777216); using 16384\n"
 		 "tlm[%d]: TLM_DRAIN_MS: bad value '-4' (expected milliseconds 1..10000); using 20\n"
 		 "tlm[%d]: TLM_DROP: bad value 'maybe' (expected 0 or 1); using 0\n",
 		 pid, pid, pid, pid);
 	assert_string_equal(errbuf, want);
 	assert_int_equal(tlm__cfg.stack_depth, 64);
-	assert_int_equal(tlm__cfg.ring_slots, 4096);
+	assert_int_equal(tlm__cfg.ring_slots, 16384);
 	assert_int_equal(tlm__cfg.drain_ms, 20);
 	assert_false(tlm__cfg.drop);
 }
