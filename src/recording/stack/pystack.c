@@ -17,7 +17,8 @@
  *
  * Per capture: the top frame is read from the thread state, the chain is
  * walked (at most 256 hops, pointers checked for alignment and range, each
- * code object's type checked, the interpreter's own entry and __init__ shim
+ * code object's type checked unless it is the last walk's at that hop and
+ * no code object died since, the interpreter's own entry and __init__ shim
  * frames skipped, a stack past 64 frames cut with a marker frame, see
  * pystack.h), and each code object is looked up in the thread's code cache
  * (pycode.h: strings copied once, lines decoded once by pyline.c, a code
