@@ -12,9 +12,7 @@ void tlm__pycodes_reset(struct tlm__pycodes *c)
 {
 	memset(c->code, 0, sizeof c->code);
 	memset(c->line, 0, sizeof c->line);
-	c->ncode = c->str_used = 0;
-	if (!c->next_serial)
-		c->next_serial = 1;
+	c->ncode = c->str_used = 0; /* serials go on: 0 is skipped where they are given */
 }
 
 /* A str object copied as UTF-8 (truncated to max bytes); false if not a compact str. */

@@ -71,7 +71,7 @@ struct tlm__pycodes {
 	char str[TLM__PY_STR_ARENA];
 };
 
-/* Empties the tables (serials go on counting). */
+/* Empties the tables (serials go on counting). A zeroed struct is empty too. */
 void tlm__pycodes_reset(struct tlm__pycodes *c) TLM_HIDDEN;
 
 /* The entry of a live code object (its type checked by the caller), decoded

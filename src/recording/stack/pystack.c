@@ -123,7 +123,8 @@ static struct pycache *cache_of(struct tlm__ring *r)
 	if (m == MAP_FAILED)
 		return NULL;
 	struct pycache *c = m;
-	reset(c);
+	/* a zeroed mapping is what reset() makes (pycode.h, pytrie.h), without
+	 * touching, and so committing, all of its 0.8 MiB */
 	r->py = c;
 	return c;
 }

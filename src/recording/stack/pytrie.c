@@ -11,7 +11,7 @@ void tlm__pytrie_reset(struct tlm__pytrie *t)
 	memset(t->slot, 0, sizeof t->slot);
 	memset(t->leaf, 0, sizeof t->leaf);
 	t->nodes = 0;
-	t->next_id = 1;
+	t->next_id = 0;
 }
 
 uint32_t tlm__pytrie_leaf(struct tlm__pytrie *t, uint32_t node, uint32_t native, bool *fresh)
@@ -21,11 +21,11 @@ uint32_t tlm__pytrie_leaf(struct tlm__pytrie *t, uint32_t node, uint32_t native,
 	for (uint32_t i = h;; i++) {
 		i &= TLM__PYTRIE_LEAVES - 1;
 		if (t->leaf[i].id == 0) {
-			if (t->next_id >= TLM__PY_STACKS)
+			if (t->next_id + 1 >= TLM__PY_STACKS)
 				return 0; /* half the table at most: probes stay short */
 			t->leaf[i].node = node;
 			t->leaf[i].native = native;
-			t->leaf[i].id = t->next_id++;
+			t->leaf[i].id = ++t->next_id;
 			*fresh = true;
 			return t->leaf[i].id;
 		}

@@ -24,7 +24,7 @@
 #define TLM__PYTRIE_LEAVES (2u * TLM__PY_STACKS)
 
 struct tlm__pytrie {
-	uint32_t nodes, next_id;
+	uint32_t nodes, next_id; /* the last node and merged id given (0: none; all zero: empty) */
 	struct {
 		uint64_t key;
 		uint32_t parent, node; /* node 0: empty */
@@ -34,7 +34,7 @@ struct tlm__pytrie {
 	} leaf[TLM__PYTRIE_LEAVES];
 };
 
-/* Empties both tables; merged ids start again at 1. */
+/* Empties both tables (all zero); merged ids start again at 1. */
 void tlm__pytrie_reset(struct tlm__pytrie *t) TLM_HIDDEN;
 
 /* The node of parent's path and key; 0 when the table is full. */
