@@ -243,7 +243,9 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 	 * them again at every hop */
 	const uint32_t o_back = tlm__pyo.f_back, o_code = tlm__pyo.f_code, o_instr = tlm__pyo.f_instr;
 	const uint32_t o_file = tlm__pyo.co_file, o_name = tlm__pyo.co_name, o_lines = tlm__pyo.co_lines;
-	const bool wide = tlm__pyo.instr_kind == 2;
+	/* the instruction word, read as 8 bytes: 3.8-3.10's is an int, and the 4
+	 * bytes after it are the frame's too */
+	const uint64_t mask = tlm__pyo.instr_kind == 2 ? UINT64_MAX : UINT32_MAX;
 	*cut = false;
 	c->codes.deaths = atomic_load_explicit(&tlm__py_code_deaths, memory_order_acquire);
 	/* no code object died since the last walk: a hop's code there is this one */
@@ -260,8 +262,6 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 		 * alive since; only the instruction words are compared (n <= hops
 		 * stays under TLM__PY_MAX_FRAMES here) */
 		const uint32_t fast = lim < TLM__PY_MAX_FRAMES ? lim : TLM__PY_MAX_FRAMES;
-		/* 3.8-3.10's word is an int: the 4 bytes after it are the frame's too */
-		const uint64_t mask = wide ? UINT64_MAX : UINT32_MAX;
 		const struct frame_off fo = {o_back, o_code, o_instr, mask};
 		while (hops < fast && tlm__py_ptr_ok(f)) {
 			uint32_t k = same_hops(c, hops, fast, &f, &fo);
@@ -284,7 +284,7 @@ static int walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 	}
 	for (; hops < MEMO_HOPS && tlm__py_ptr_ok(f) && n < (int)TLM__PY_MAX_FRAMES; hops++, f = tlm__py_rd64(f, o_back)) {
 		uint64_t code = tlm__py_rd64(f, o_code);
-		uint64_t raw = wide ? tlm__py_rd64(f, o_instr) : tlm__py_rd32(f, o_instr);
+		uint64_t raw = tlm__py_rd64(f, o_instr) & mask;
 		struct hop *h = &c->hop[hops];
 		if (hops < lim && h->code == code) {
 			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
