@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: MIT
 # Python stacks, reference cycles, leaks, classes built again and again
 # (classes.py), call depths that change between events (depths.py), code
-# compiled again and again (regen.py) and where native frames under Python
-# ones end (check_native.py) on every CPython under pyenv:
-# test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR
+# compiled again and again (regen.py), one Python line allocating through
+# two native paths (nativepaths.py, twopaths.c) and where native frames under
+# Python ones end (check_native.py) on every CPython under pyenv:
+# test_python.sh LIBTLM TLM SIMDIR DOUBLEDIR SRCDIR TWOPATHS.so TRACE_DUMP
 # Each version absent from $TLM_TEST_PYENV (default /root/.pyenv/versions)
 # is a skipped part (tlm_skip_case: a failure under CI=true); with none
 # present the test is skipped.
 set -u
 libtlm=$1 tlm=$2 sim=$3 dbl=$4 src=$5
+export TLM_TEST_TWOPATHS=$6
+dump=$7
 . "${TLM_TEST_COMMON:-$(dirname "$0")/../common}/skip.sh"
 pyenv=${TLM_TEST_PYENV:-/root/.pyenv/versions}
 tmp=$(mktemp -d)
@@ -53,6 +56,14 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	workload_case depths
 	# code compiled again and again, each new code object at the freed one's address
 	workload_case regen
+	# one Python line, two native paths in turn: each event its own native part
+	if WORKLOAD=nativepaths.py ARGS= run_one "$py" "$v-np" && "$dump" "$tmp/$v-np.trace" >"$tmp/$v-np.dump" &&
+		"$py" "$src/check_nativepaths.py" "$tmp/$v-np.dump"; then
+		echo "python $v nativepaths: ok"
+	else
+		echo "python $v nativepaths: FAILED"
+		failed=$((failed + 1))
+	fi
 	# native frames under Python ones end at the interpreter's first frame
 	if "$tlm" report --full-stacks -f json -o "$tmp/$v-full.json" "$tmp/$v.trace" &&
 		"$py" "$src/check_native.py" "$tmp/$v-full.json" cut; then

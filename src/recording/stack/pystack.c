@@ -22,7 +22,9 @@
  * frames skipped, a stack past 64 frames cut with a marker frame, see
  * pystack.h), and each code object is looked up in the thread's code cache
  * (pycode.h: strings copied once, lines decoded once by pyline.c, a code
- * found again checked to be the same one). A hop read as the last walk's
+ * found again checked to be the same one), after the thread's memo of
+ * (code, instruction word) -> key, trie node and ids (pymemo.h), which
+ * costs a frame that changed one cache line. A hop read as the last walk's
  * reuses its entry and line (struct hop); while no code object has died
  * (PyCode_Type's dealloc counts them, pysetup.c) such a hop costs two
  * loads and two compares. The frames are interned as a trie path
@@ -45,6 +47,7 @@
 #include "recording/stack/stack.h"
 #include "recording/stack/pystack_int.h"
 #include "recording/stack/pycode.h"
+#include "recording/stack/pymemo.h"
 #include "recording/stack/pytrie.h"
 #include "tlm/event.h"
 
@@ -97,7 +100,9 @@ struct pycache {
 	struct tlm__pytrie trie;
 	/* the pending definition */
 	uint32_t pend_id, pend_native, pend_n, pend_bytes;
+	uint32_t gen; /* bumped by reset(): the memo's entries from before do not hold */
 	uint8_t scratch[SCRATCH];
+	struct tlm__pymemo_ent memo[TLM__PYMEMO_SLOTS];
 };
 
 static void reset(struct pycache *c)
@@ -107,6 +112,7 @@ static void reset(struct pycache *c)
 	c->memo_hops = 0;
 	c->memo_id[0] = c->memo_id[1] = 0;
 	c->nodes_ok = false;
+	c->gen++;
 }
 
 void tlm__py_forget(struct tlm__ring *r)
@@ -123,8 +129,9 @@ static struct pycache *cache_of(struct tlm__ring *r)
 	if (m == MAP_FAILED)
 		return NULL;
 	struct pycache *c = m;
-	/* a zeroed mapping is what reset() makes (pycode.h, pytrie.h), without
-	 * touching, and so committing, all of its 0.8 MiB */
+	_Static_assert(sizeof(struct pycache) < (1100u << 10), "the docs say 1.1 MiB");
+	/* a zeroed mapping is what reset() makes (pycode.h, pytrie.h, pymemo.h),
+	 * without touching, and so committing, all of its 1.1 MiB */
 	r->py = c;
 	return c;
 }
@@ -133,11 +140,43 @@ static struct pycache *cache_of(struct tlm__ring *r)
  * entry frame under every C->Python call (3.12-3.13, owner 3) and the __init__
  * shim of specialised class calls (3.13: its code carries CO_NO_MONITORING_EVENTS).
  * Showing either would split one allocation line into several sites. */
+static inline bool cstack_frame(uint64_t f)
+{
+	return tlm__pyo.skip_cstack && tlm__py_rd8(f, tlm__pyo.f_owner) == 3;
+}
 static inline bool interp_frame(uint64_t f, uint64_t code)
 {
-	if (tlm__pyo.skip_cstack && tlm__py_rd8(f, tlm__pyo.f_owner) == 3)
+	if (cstack_frame(f))
 		return true;
 	return tlm__pyo.shim_flags && tlm__py_is_type(code, tlm__py_code_type) && (tlm__py_rd32(code, tlm__pyo.co_flags) & tlm__pyo.shim_flags);
+}
+
+/* The memo's entry of a frame read as (code, raw) (pymemo.h) when its key
+ * and code entry hold: the code there is the one the entry was made for
+ * (no code object died since) and the tables were not reset. Such a frame
+ * is the user's: only those are memoised, and whether a code is a shim is
+ * the code's own. */
+static inline const struct tlm__pymemo_ent *memo_hit(const struct pycache *c, uint64_t code, uint64_t raw)
+{
+	const struct tlm__pymemo_ent *e = &c->memo[tlm__pymemo_slot(code, raw)];
+	return e->code == code && e->raw == raw && e->gen == c->gen && e->deaths == c->codes.deaths && tlm__py_deaths_on ? e : NULL;
+}
+
+/* A user frame looked up afresh: its entry, made again (without the death
+ * count, an entry would never hold). */
+static inline void memo_put(struct pycache *c, uint64_t code, uint64_t raw, uint64_t key, uint32_t ci)
+{
+	if (tlm__py_deaths_on)
+		c->memo[tlm__pymemo_slot(code, raw)] = (struct tlm__pymemo_ent){
+			.code = code, .raw = raw, .key = key, .deaths = c->codes.deaths, .ci = ci, .gen = c->gen};
+}
+
+/* The memo's entry of hop h's frame when it holds h's key (the trie node
+ * and ids it keeps are of that key). */
+static inline struct tlm__pymemo_ent *memo_of(struct pycache *c, const struct hop *h)
+{
+	struct tlm__pymemo_ent *e = &c->memo[tlm__pymemo_slot(h->code, h->raw)];
+	return e->code == h->code && e->raw == h->raw && e->key == h->key && e->gen == c->gen ? e : NULL;
 }
 
 static inline uint64_t top_frame(uint64_t ts)
@@ -169,7 +208,11 @@ static inline int64_t instr_off(uint64_t raw, uint64_t code, int kind)
 static __attribute__((noinline)) bool new_hop(struct pycache *c, uint32_t i, uint64_t f, uint64_t code, uint64_t raw, int *n)
 {
 	struct hop e = {.code = code, .raw = raw, .ci = UINT32_MAX};
-	if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
+	const struct tlm__pymemo_ent *m;
+	if (!cstack_frame(f) && (m = memo_hit(c, code, raw)) != NULL) {
+		e = (struct hop){code, raw, m->key, m->ci, 0};
+		++*n;
+	} else if (!interp_frame(f, code) && tlm__py_is_type(code, tlm__py_code_type)) {
 		uint32_t ci = tlm__pycode_lookup(&c->codes, code);
 		if (ci == UINT32_MAX)
 			return false;
@@ -177,6 +220,7 @@ static __attribute__((noinline)) bool new_hop(struct pycache *c, uint32_t i, uin
 			const struct tlm__code_ent *ce = &c->codes.code[ci];
 			int32_t line = tlm__pycode_line(&c->codes, ce, instr_off(raw, code, tlm__pyo.instr_kind));
 			e = (struct hop){code, raw, (uint64_t)ce->serial << 32 | (uint32_t)line, ci, 0};
+			memo_put(c, code, raw, e.key, ci);
 			++*n;
 		}
 	}
@@ -226,8 +270,14 @@ static __attribute__((noinline)) void new_line(struct pycache *c, struct hop *h,
 {
 	c->diff_hi = (int32_t)(h - c->hop);
 	h->raw = raw;
+	const struct tlm__pymemo_ent *m = memo_hit(c, code, raw);
+	if (m) {
+		h->key = m->key;
+		return;
+	}
 	int32_t line = tlm__pycode_line(&c->codes, &c->codes.code[h->ci], instr_off(raw, code, tlm__pyo.instr_kind));
 	h->key = (h->key & 0xffffffff00000000ull) | (uint32_t)line;
+	memo_put(c, code, raw, h->key, h->ci);
 }
 
 /* The thread's frames into c->hop; returns how many are the user's (-1:
@@ -414,14 +464,44 @@ static uint32_t intern(struct pycache *c, int n, bool cut, uint32_t native_sid, 
 	c->nodes_ok = false;
 	for (; i >= 0; i--) {
 		struct hop *h = &c->hop[i];
-		if (h->ci != UINT32_MAX && !(node = tlm__pytrie_child(&c->trie, node, h->key)))
-			return 0;
+		if (h->ci != UINT32_MAX) {
+			struct tlm__pymemo_ent *e = memo_of(c, h);
+			if (e && e->parent == node && e->node) {
+				node = e->node;
+			} else {
+				uint32_t parent = node;
+				if (!(node = tlm__pytrie_child(&c->trie, node, h->key)))
+					return 0;
+				if (e)
+					*e = (struct tlm__pymemo_ent){e->code, e->raw, e->key, e->deaths, e->ci, e->gen, parent, node, 0, 0, 0, 0};
+			}
+		}
 		h->node = node;
 	}
 	c->nodes_ok = !cut;
+	/* the merged id: from the innermost frame's memo when it made this node */
+	const struct hop *in = c->hop;
+	while (in->ci == UINT32_MAX)
+		in++;
+	struct tlm__pymemo_ent *e = memo_of(c, in);
+	if (e && e->node != node)
+		e = NULL;
+	*fresh = false;
+	if (e && !native_sid && e->id0)
+		return e->id0;
+	if (e && native_sid && e->native1 == native_sid && e->id1)
+		return e->id1;
 	uint32_t id = tlm__pytrie_leaf(&c->trie, node, native_sid, fresh);
 	if (id && *fresh)
 		define(c, id, n, cut, native_sid);
+	if (id && e) {
+		if (native_sid) {
+			e->native1 = native_sid;
+			e->id1 = id;
+		} else {
+			e->id0 = id;
+		}
+	}
 	return id;
 }
 
