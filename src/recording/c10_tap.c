@@ -59,11 +59,11 @@ static const char *const form_name[F_COUNT] = {
 };
 
 /* Resolution state per form: 0 = not yet, 1 = resolving, 2 = done. */
-static _Atomic int resolved[F_COUNT];
-static void *real_fn[F_COUNT];
+TLM_HOT static _Atomic int resolved[F_COUNT];
+TLM_HOT static void *real_fn[F_COUNT];
 
 /* Layout of the loaded torch: 0 unknown yet, 8 or 16 (index bits). */
-static _Atomic int layout;
+TLM_HOT static _Atomic int layout;
 
 /* The real definition: the next one after libtlm in the global scope, else
  * libc10.so's own (Python loads extension libraries RTLD_LOCAL, out of
@@ -244,7 +244,7 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 /* Once per device with blocks: its memory size, for `tlm whatif` (the replay
  * needs the device's size when no allocation failed). Off the hot path after
  * the first block of each device: one atomic load. */
-static _Atomic uint64_t sized_devices;
+TLM_HOT static _Atomic uint64_t sized_devices;
 
 static __attribute__((noinline)) void note_device_memory_slow(int16_t device, uint64_t bit)
 {

@@ -15,7 +15,7 @@
 
 #include "recording/clock.h"
 
-bool tlm__use_tsc;
+TLM_HOT bool tlm__use_tsc;
 
 uint64_t tlm__now_ns(void)
 {

@@ -16,8 +16,8 @@
 #define TLM_MAX_STACK_DEPTH_CFG 256
 
 struct tlm__config {
-	char output[4096];     /* TLM_OUTPUT pattern, absolute (taken against the directory at load) */
-	unsigned stack_depth;  /* TLM_STACK_DEPTH, 0 = off */
+	/* the scalars first: the hot path reads some of them at every event, in this one line */
+	_Alignas(64) unsigned stack_depth;  /* TLM_STACK_DEPTH, 0 = off */
 	bool drop;             /* TLM_DROP=1: drop and count instead of waiting */
 	unsigned ring_slots;   /* TLM_RING_SIZE: slots per thread ring, power of two */
 	unsigned drain_ms;     /* TLM_DRAIN_MS: writer period */
@@ -37,6 +37,7 @@ struct tlm__config {
 	unsigned table_slots;  /* TLM_DEBUG_TABLE_SLOTS: live-allocation table size (0: 2^19 and 2^16) */
 	bool nvml_off;         /* TLM_NVML=off: no NVML process lists */
 	bool debug_pause;      /* TLM_DEBUG_PAUSE=1: tlm_debug_pause() works (benchmarks only) */
+	char output[4096];     /* TLM_OUTPUT pattern, absolute (taken against the directory at load) */
 };
 enum tlm__cupti_mode { TLM__CUPTI_AUTO = 0, TLM__CUPTI_ON = 1, TLM__CUPTI_OFF = 2 };
 extern struct tlm__config tlm__cfg TLM_HIDDEN;

@@ -16,11 +16,8 @@
 
 #include "recording/forkguard.h"
 
-#ifndef MADV_WIPEONFORK
-#define MADV_WIPEONFORK 18
-#endif
 
-volatile int *tlm__fork_mark;
+TLM_HOT volatile int *tlm__fork_mark;
 pthread_t tlm__main_thread;
 static _Atomic pid_t owner; /* the process this memory belongs to */
 

@@ -4,8 +4,10 @@
  *
  * Contract: fork() runs our atfork handlers (lifecycle.c); syscall(SYS_fork)
  * and clone() do not. A page mapped with MADV_WIPEONFORK reads 0 in any
- * child made without them, so the hot path tells one by a single load
- * (tlm__forkguard_raw_child); the caller then resets (lifecycle.h) and arms
+ * child made without them: each ring's header page is one (ring.h, armed),
+ * which tells the hot path at a load it makes anyway (lifecycle.h); this
+ * file's mark page tells a thread without a ring, and the slow paths
+ * (tlm__forkguard_raw_child). The caller then resets (lifecycle.h) and arms
  * the page again. A vfork child shares our memory and is told by its pid:
  * tlm__forkguard_owner() is false there, and in a raw-fork child that has
  * not been reset. Nothing here calls out of this file.
@@ -14,8 +16,13 @@
 #define TLM_REC_FORKGUARD_H
 
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include "recording/defs.h"
+
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18 /* Linux 4.14; older headers lack it */
+#endif
 
 extern volatile int *tlm__fork_mark TLM_HIDDEN; /* NULL before the constructor */
 extern pthread_t tlm__main_thread TLM_HIDDEN;   /* set by the constructor */

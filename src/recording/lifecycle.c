@@ -268,7 +268,7 @@ TLM_EXPORT int dlclose(void *handle)
 
 /* ---- tlm_debug_pause: tlm's own cost inside one process ---------------- */
 
-_Atomic bool tlm__paused;
+TLM_HOT _Atomic bool tlm__paused;
 
 /* For benchmarks (tests/bench/torch_zoo.py --tlm-ab): the program's steps
  * are recorded and not, in turn, so that tlm's cost is read inside one

@@ -16,6 +16,7 @@
 #define TLM_REC_LIFECYCLE_H
 
 #include "recording/forkguard.h"
+#include "recording/ring.h"
 #include "recording/writer/writer.h"
 
 bool tlm__start_slow(void) TLM_HIDDEN;
@@ -32,9 +33,19 @@ extern _Atomic bool tlm__paused TLM_HIDDEN;
 int tlm_debug_pause(int paused) TLM_EXPORT;
 int tlm_debug_drain(void) TLM_EXPORT;
 
+/* A child made without fork(), told by the thread's ring header (ring.h,
+ * armed), else by forkguard's page. */
+static inline bool tlm__raw_child(void)
+{
+	const struct tlm__ring *r = tlm__t_ring;
+	if (TLM_LIKELY(r && r->armed == 1))
+		return false;
+	return r && !r->armed ? true : tlm__forkguard_raw_child();
+}
+
 static inline bool tlm__recording(void)
 {
-	if (TLM_UNLIKELY(tlm__forkguard_raw_child()))
+	if (TLM_UNLIKELY(tlm__raw_child()))
 		tlm__lifecycle_child_reset(true); /* as after fork: this is the child's first event */
 	int s = atomic_load_explicit(&tlm__state, memory_order_acquire);
 	if (TLM_LIKELY(s == TLM__RUNNING || s == TLM__CLOSED))

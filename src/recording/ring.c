@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "recording/config.h"
+#include "recording/forkguard.h"
 #include "recording/log.h"
 #include "recording/ring.h"
 
@@ -82,19 +83,30 @@ void tlm__ring_layout(size_t stk_bytes, size_t writer_bytes)
 	writer_size = writer_bytes;
 }
 
-static struct tlm__ring *ring_create(void)
+#define RING_HDR ((sizeof(struct tlm__ring) + 4095) & ~(size_t)4095)
+
+/* Every ring's mapping is this long (a wiped header forgets its map_bytes). */
+static size_t ring_bytes(void)
 {
-	size_t slots = tlm__cfg.ring_slots;
-	size_t hdr = (sizeof(struct tlm__ring) + 4095) & ~(size_t)4095;
 	size_t stk = (stk_size + 4095) & ~(size_t)4095;
 	size_t ws = (writer_size + 4095) & ~(size_t)4095;
-	size_t bytes = hdr + stk + ws + slots * sizeof(struct tlm__slot);
+	return RING_HDR + stk + ws + (size_t)tlm__cfg.ring_slots * sizeof(struct tlm__slot);
+}
+
+static struct tlm__ring *ring_create(void)
+{
+	size_t hdr = RING_HDR;
+	size_t stk = (stk_size + 4095) & ~(size_t)4095;
+	size_t ws = (writer_size + 4095) & ~(size_t)4095;
+	size_t bytes = ring_bytes();
+	size_t slots = tlm__cfg.ring_slots;
 	/* mmap, not malloc: the host may hold malloc's locks (we may be inside a
 	 * signal handler or an allocator callback) */
 	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	struct tlm__ring *r = m;
+	r->armed = madvise(m, hdr, MADV_WIPEONFORK) == 0 ? 1 : 2;
 	r->map_bytes = bytes;
 	r->mask = (uint32_t)(slots - 1);
 	r->stk = (struct tlm__stk_cache *)((char *)m + hdr);
@@ -148,7 +160,7 @@ void tlm__ring_reset_all_child(void)
 		struct tlm__ring *r = atomic_load_explicit(&tlm__rings[i], memory_order_relaxed);
 		atomic_store_explicit(&tlm__rings[i], NULL, memory_order_relaxed);
 		if (r)
-			munmap(r, r->map_bytes);
+			munmap(r, ring_bytes()); /* its header may read 0 here (armed) */
 	}
 	atomic_store(&tlm__nrings, 0);
 	atomic_store(&tlm__seq, 0);

@@ -72,17 +72,29 @@ enum tlm__ring_state {
 };
 
 struct tlm__ring {
-	/* producer's line */
+	/* producer's line: what every event writes. Every event reads this
+	 * line and the next, and no other line of the ring's head: each is one
+	 * more cache miss when the host's work between two events evicted it */
 	_Alignas(TLM__CACHELINE) _Atomic uint64_t head;
 	uint64_t cached_tail;
 	_Atomic uint64_t inflight;  /* UINT64_MAX when idle */
 	uint64_t last_seq;          /* one past this ring's last seq: its next bound */
-	_Atomic uint64_t lost;      /* events dropped (drop mode, no memory) */
-	_Atomic uint32_t kicked;    /* producer asked the writer to drain */
 	/* the record begun and not committed: its event slot, its end (0: none)
 	 * and its seq; atomic (relaxed on the producer's side): the writer reads
 	 * them once the owner is gone */
 	_Atomic uint64_t open_ev, open_end, open_seq;
+	uint32_t mask;              /* slots - 1 */
+	_Atomic uint32_t kicked;    /* producer asked the writer to drain */
+	/* producer's reads: set at creation (py: at the thread's first Python stack) */
+	_Alignas(TLM__CACHELINE) struct tlm__slot *slots;
+	struct tlm__stk_cache *stk; /* producer-only */
+	void *py;                   /* producer-only: Python frame cache (pystack.c), mapped on first use */
+	_Atomic uint64_t lost;      /* events dropped (drop mode, no memory) */
+	/* 1: the header's page reads 0 in a child made without fork()
+	 * (MADV_WIPEONFORK), so that its events find one there by this line,
+	 * which they read anyway, and not by forkguard's page; 2: the kernel
+	 * would not wipe it, forkguard tells */
+	uint32_t armed;
 	/* consumer's line */
 	_Alignas(TLM__CACHELINE) _Atomic uint64_t tail;
 	_Atomic uint32_t waiting;   /* producer sleeps on wake */
@@ -93,12 +105,8 @@ struct tlm__ring {
 	uint32_t thread_index;      /* trace thread index of the current owner */
 	int32_t tid;
 	char name[16];
-	uint32_t mask;              /* slots - 1 */
 	size_t map_bytes;
-	struct tlm__stk_cache *stk; /* producer-only */
-	void *py;                   /* producer-only: Python frame cache (pystack.c), mapped on first use */
 	void *wstate;               /* writer-only (writer_merge.c) */
-	struct tlm__slot *slots;
 };
 
 /* Registry of all rings (writer iterates it; append-only). */

@@ -25,7 +25,12 @@
 # BUILD_DIR's (before and after figures of a change). TLM_ZOO_DIR=DIR keeps
 # the counts there and reuses those present: delete DIR's *-tlm-* files and
 # run again to measure another libtlm.so against the same plain and
-# recorder runs (those two do not load libtlm.so).
+# recorder runs (those two do not load libtlm.so). TLM_ZOO_CG_OPTS adds
+# valgrind options to every run, as "--LL=1048576,16,64": a last level of
+# this machine's per-core L2 (1 MiB), where the default is its shared L3, so
+# that the LL misses count the lines an event finds evicted by the
+# framework's work since the last one (keep such counts in their own
+# TLM_ZOO_DIR).
 set -u
 b=${1:-build} n1=${2:-10} n2=${3:-40}
 [ $# -gt 3 ] && shift 3 || set --
@@ -54,7 +59,7 @@ one() { # LOOP VARIANT STEPS: $tmp/LOOP-VARIANT-STEPS.cg
 	esac
 	h=
 	[ "$v" = recorder ] && h=--history
-	if ! "$@" valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file="$out" \
+	if ! "$@" valgrind --tool=cachegrind --cache-sim=yes ${TLM_ZOO_CG_OPTS:-} --cachegrind-out-file="$out" \
 		"$py" "$src/torch_zoo.py" "$l" --steps "$n" $h >"$out.log" 2>&1; then
 		echo "  $l $v $n steps: FAILED"
 		tail -5 "$out.log"

@@ -34,14 +34,14 @@ static const struct tlm__pyoff table[] = {
 	{13, 72, -1, 8, 0, 56, 70, 2, true, 112, 128, 136, 68, 200, 48, 0x2000000, 2, 40, 56, 7600, false, 608},
 };
 
-struct tlm__pyoff tlm__pyo;
-void *(*tlm__py_gil_get)(void);
+TLM_HOT struct tlm__pyoff tlm__pyo;
+TLM_HOT void *(*tlm__py_gil_get)(void);
 void *(*tlm__py_holder_get)(void);
 const void *tlm__py_code_type, *tlm__py_unicode_type, *tlm__py_bytes_type;
 const char *tlm__py_runtime;
-_Atomic int tlm__py_state;
+TLM_HOT _Atomic int tlm__py_state;
 _Atomic uint64_t tlm__py_code_deaths;
-bool tlm__py_deaths_on;
+TLM_HOT bool tlm__py_deaths_on;
 
 static void *pysym(const char *name)
 {

@@ -51,7 +51,7 @@
 #include "recording/stack/pytrie.h"
 #include "tlm/event.h"
 
-static _Atomic int validated;       /* 0 unknown, 1 checked, -1 failed */
+TLM_HOT static _Atomic int validated;       /* 0 unknown, 1 checked, -1 failed */
 
 /* ---- per-thread cache -------------------------------------------------------- */
 

@@ -54,7 +54,7 @@ static struct {
 	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
 } W;
 
-_Atomic int tlm__state;
+TLM_HOT _Atomic int tlm__state;
 TLM_TLS bool tlm__starting_here;
 TLM_TLS int tlm__term_pending;
 void (*tlm__writer_deferred_end)(void);
