@@ -214,8 +214,9 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 	 * full barrier): the add below is a release RMW, so a writer whose
 	 * acquire load of tlm__seq sees our number sees this bound too. */
 	atomic_store_explicit(&r->inflight, r->last_seq, memory_order_release);
-	s->seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
-	r->last_seq = s->seq + 1;
+	uint64_t seq = atomic_fetch_add_explicit(&tlm__seq, 1, memory_order_seq_cst);
+	s->seq = seq;
+	r->last_seq = seq + 1;
 	s->time_ns = tlm__ticks(); /* the writer converts to ns */
 	s->type = TLM__SLOT_EVENT;
 	s->stack = pyid ? pyid : sid;
@@ -224,7 +225,7 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 	rc->ext = ext;
 	rc->head = head + 1 + (ext ? 1 : 0);
 	atomic_store_explicit(&r->open_ev, head, memory_order_relaxed);
-	atomic_store_explicit(&r->open_seq, s->seq, memory_order_relaxed);
+	atomic_store_explicit(&r->open_seq, seq, memory_order_relaxed); /* not read back from the slot's line */
 	atomic_signal_fence(memory_order_seq_cst); /* the slot before the mark: a handler may void it */
 	atomic_store_explicit(&r->open_end, rc->head, memory_order_relaxed);
 	return true;
