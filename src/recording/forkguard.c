@@ -16,7 +16,6 @@
 
 #include "recording/forkguard.h"
 
-
 TLM_HOT volatile int *tlm__fork_mark;
 pthread_t tlm__main_thread;
 static _Atomic pid_t owner; /* the process this memory belongs to */
