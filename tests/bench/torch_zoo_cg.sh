@@ -37,13 +37,9 @@ b=${1:-build} n1=${2:-10} n2=${3:-40}
 loops=${*:-gpt}
 src=$(cd "$(dirname "$0")" && pwd)
 b=$(cd "$b" && pwd)
-py=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python
-lib=${TLM_ZOO_LIB:-$b/src/recording/libtlm.so}
-sim=$b/src/sim
 command -v valgrind >/dev/null 2>&1 || { echo "torch_zoo_cg.sh: valgrind is not installed"; exit 2; }
-[ -x "$py" ] || { echo "torch_zoo_cg.sh: no PyTorch venv at $py (tools/torch-venv.sh)"; exit 2; }
-export TORCH_CUDNN_SDPA_DEPRIORITIZED=1 TLM_SIM_DEVICES=1 TLM_SIM_MEMORY=4G PYTHONHASHSEED=0
-pre="$sim/libcuda.so.1 $sim/libnvidia-ml.so.1 $sim/libtlm_simblas.so"
+me=torch_zoo_cg.sh
+. "$src/zoo_env.sh"
 if [ -n "${TLM_ZOO_DIR:-}" ]; then
 	tmp=$TLM_ZOO_DIR
 	mkdir -p "$tmp"

@@ -17,13 +17,9 @@ set -u
 b=${1:-build} n1=${2:-100} n2=${3:-900} loop=${4:-gpt}
 b=$(cd "$b" && pwd)
 src=$(cd "$(dirname "$0")" && pwd)
-py=${TLM_TORCH_VENV:-/root/.cache/tlm/torch-venv}/bin/python
-lib=${TLM_ZOO_LIB:-$b/src/recording/libtlm.so}
-sim=$b/src/sim
 command -v perf >/dev/null 2>&1 || { echo "torch_zoo_perf.sh: perf is not installed (linux-perf)"; exit 2; }
-[ -x "$py" ] || { echo "torch_zoo_perf.sh: no PyTorch venv at $py (tools/torch-venv.sh)"; exit 2; }
-export TORCH_CUDNN_SDPA_DEPRIORITIZED=1 TLM_SIM_DEVICES=1 TLM_SIM_MEMORY=4G PYTHONHASHSEED=0
-pre="$sim/libcuda.so.1 $sim/libnvidia-ml.so.1 $sim/libtlm_simblas.so"
+me=torch_zoo_perf.sh
+. "$src/zoo_env.sh"
 tmp=$(mktemp -d /tmp/tlm-zoo-perf.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 for n in "$n1" "$n2"; do
