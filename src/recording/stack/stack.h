@@ -42,11 +42,25 @@ struct tlm__sc_entry {
 	uint64_t ip0, cfa0, rbp0;    /* the caller's registers at the hooked call */
 	uint32_t depth, nslot;
 	uint32_t local_id, gen;      /* intern id, valid while gen == cache gen */
-	uint32_t used;               /* the thread's event count at its last use: the oldest way goes */
 	bool need_rbp0;              /* the walk used the caller's rbp */
+	bool packed;                 /* chunk made (at its first hit) */
+	/* the slots, packed for a lookup's few lines, 8 a chunk: each slot's
+	 * address is the previous one's (cfa0 for the first) + 8 * step, and
+	 * the chunk's hash is of the values the walk read there */
+	struct tlm__sc_chunk {
+		uint64_t hash;
+		int16_t step[8];
+	} chunk[TLM__SC_SLOTS / 8];
 	uint64_t ip[TLM__SC_DEPTH];
+	/* the walk's slots as it read them: a later walk takes over a suffix */
 	uint64_t slot_addr[TLM__SC_SLOTS], slot_val[TLM__SC_SLOTS];
 };
+/* A set's tags, one line: a lookup reads the entries whose tag matches only.
+ * tag 0: the way holds no stack. */
+struct tlm__sc_set {
+	uint64_t tag[TLM__SC_WAYS];
+	uint32_t used[TLM__SC_WAYS]; /* the thread's lookup count at its last use: the oldest way goes */
+} __attribute__((aligned(64)));
 /* stack_walk.c: where each frame of the thread's last walk stood, so that the
  * next walk can take over its outer frames (a free's stack differs from its
  * alloc's only inside); its return addresses and slots stay in its entry */
@@ -66,6 +80,7 @@ struct tlm__stk_cache {
 	uint64_t stack_lo, stack_hi; /* this thread's stack, 0 if unknown */
 	struct tlm__stk_entry b[TLM__STK_BUCKETS];
 	uint64_t arena[TLM__STK_ARENA];
+	struct tlm__sc_set sc_set[TLM__SC_SETS];
 	struct tlm__sc_entry sc[TLM__SC_ENTRIES];
 	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
 	struct tlm__walk_rec last; /* stack_walk.c */

@@ -53,8 +53,12 @@ static inline void count(_Atomic uint64_t *n)
 /* no cached unwind, no last walk to take frames over from */
 static void forget_walks(struct tlm__stk_cache *c)
 {
+	for (unsigned i = 0; i < TLM__SC_SETS; i++) /* a read leaves an untouched page unmapped */
+		for (unsigned w = 0; w < TLM__SC_WAYS; w++)
+			if (c->sc_set[i].tag[w])
+				c->sc_set[i].tag[w] = 0;
 	for (unsigned i = 0; i < TLM__SC_ENTRIES; i++)
-		if (c->sc[i].depth) /* a read leaves an untouched page unmapped */
+		if (c->sc[i].depth)
 			c->sc[i].depth = 0;
 	c->last.e = NULL;
 }
@@ -109,10 +113,62 @@ static __attribute__((noinline)) bool caller_regs(const struct tlm__stk_cache *c
 	return false;
 }
 
-/* Four slots a test: one branch where four would be, on the path every
- * cache hit takes (a 36-frame stack notes about 70 slots). Reading up to
- * three slots past a difference is safe: each was read by the walk that
- * noted it, inside this thread's stack, whose pages stay mapped. */
+/* A lookup reads the slots' steps (2 bytes a slot) and a hash per 8 slots,
+ * not each slot's address and value (16 bytes a slot, about 18 lines for a
+ * 36-frame stack, each a miss after the host's own work between two events).
+ * A chunk's hash is sum of v_j * K^e_j mod 2^64 with K odd: every coefficient
+ * is odd, so a difference in any one slot always changes it, and one in two
+ * slots changes it unless the two differences stand in the one ratio (of
+ * 2^64) that cancels. Stacks that share the caller's registers differ in
+ * some slot: the chunk that holds it ends the lookup, as the slot itself did
+ * when values were compared. */
+#define TLM__SC_K 0x9e3779b97f4a7c15ull
+static inline uint64_t chunk_hash(const uint64_t v[8])
+{
+	uint64_t a = v[0] * TLM__SC_K + v[1], b = v[2] * TLM__SC_K + v[3], c = v[4] * TLM__SC_K + v[5],
+		 d = v[6] * TLM__SC_K + v[7];
+	const uint64_t k2 = TLM__SC_K * TLM__SC_K;
+	return ((a * k2 + b) * k2 + c) * k2 + d;
+}
+
+/* Do the slots hold what the walk read? Reading is safe: with the same
+ * caller registers the addresses are the walk's own, inside this thread's
+ * stack, whose pages stay mapped. */
+static bool chunks_match(const struct tlm__sc_entry *e)
+{
+	const uint32_t n = e->nslot;
+	uint64_t a = e->cfa0;
+	uint32_t i = 0;
+#define TLM__AT(j) (a += (uint64_t)(int64_t)k->step[j] * 8, *(const volatile uint64_t *)(uintptr_t)a)
+	for (; i + 8 <= n; i += 8) { /* whole chunks, unrolled */
+		const struct tlm__sc_chunk *k = &e->chunk[i / 8];
+		uint64_t v[8];
+		v[0] = TLM__AT(0);
+		v[1] = TLM__AT(1);
+		v[2] = TLM__AT(2);
+		v[3] = TLM__AT(3);
+		v[4] = TLM__AT(4);
+		v[5] = TLM__AT(5);
+		v[6] = TLM__AT(6);
+		v[7] = TLM__AT(7);
+		if (chunk_hash(v) != k->hash)
+			return false;
+	}
+	if (i < n) {
+		const struct tlm__sc_chunk *k = &e->chunk[i / 8];
+		uint64_t v[8] = {0};
+		for (uint32_t j = 0; j < n - i; j++)
+			v[j] = TLM__AT(j);
+		if (chunk_hash(v) != k->hash)
+			return false;
+	}
+#undef TLM__AT
+	return true;
+}
+
+/* The same, from the walk's own record, value by value: an entry's first
+ * lookup, before it is packed. Four slots a test: one branch where four
+ * would be. Reading up to three slots past a difference is safe (above). */
 static bool slots_match(const struct tlm__sc_entry *e)
 {
 	const uint32_t n = e->nslot;
@@ -126,6 +182,35 @@ static bool slots_match(const struct tlm__sc_entry *e)
 			return false;
 #undef TLM__SLOT_DIFF
 	return true;
+}
+
+/* The walk's slots as chunks, made when the entry is first hit: a stack met
+ * once (most, where stacks vary) or only told apart from others never pays
+ * for them. False when a slot is too far from the last to pack (a frame of
+ * over 256 KiB): the entry then stays unpacked. */
+static bool pack(struct tlm__sc_entry *e)
+{
+	uint64_t a = e->cfa0;
+	for (uint32_t i = 0; i < e->nslot; i += 8) {
+		struct tlm__sc_chunk *k = &e->chunk[i / 8];
+		uint64_t v[8] = {0};
+		uint32_t m = e->nslot - i < 8 ? e->nslot - i : 8;
+		for (uint32_t j = 0; j < m; j++) {
+			uint64_t d = e->slot_addr[i + j] - a;
+			if ((d & 7) || d + (0x8000ull << 3) >= (0x10000ull << 3))
+				return false;
+			k->step[j] = (int16_t)((int64_t)d >> 3);
+			a = e->slot_addr[i + j];
+			v[j] = e->slot_val[i + j];
+		}
+		k->hash = chunk_hash(v);
+	}
+	return true;
+}
+
+static inline uint64_t tag_of(uint64_t ip0, uint64_t cfa0)
+{
+	return (ip0 ^ cfa0 * TLM__SC_K) | 1;
 }
 
 /* TLM_DEBUG_STACK_VERIFY: a stack we computed against libunwind's own */
@@ -150,23 +235,30 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		forget_walks(c); /* walks end at the interpreter from now on: none kept went so */
 		c->cut = !c->cut;
 	}
-	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull;
-	struct tlm__sc_entry *set = &c->sc[(h >> (64 - __builtin_ctz(TLM__SC_SETS))) * TLM__SC_WAYS], *e = NULL, *old = set;
-	uint32_t now = ++c->tick;
+	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull, tag = tag_of(ip0, cfa0);
+	const uint32_t si = (uint32_t)(h >> (64 - __builtin_ctz(TLM__SC_SETS)));
+	struct tlm__sc_set *set = &c->sc_set[si];
+	struct tlm__sc_entry *ways = &c->sc[si * TLM__SC_WAYS], *e = NULL;
+	uint32_t now = ++c->tick, w, old = 0;
 	/* the allocator's caller is one ip at a few stack positions: several
-	 * stacks share a key, and the first differing slot tells them apart */
-	for (uint32_t w = 0; w < TLM__SC_WAYS; w++) {
-		struct tlm__sc_entry *x = &set[w];
-		if (x->depth && x->ip0 == ip0 && x->cfa0 == cfa0 && (!x->need_rbp0 || x->rbp0 == rbp0) &&
-		    slots_match(x)) {
-			e = x;
-			break;
+	 * stacks share a tag, and their slots' values tell them apart */
+	for (w = 0; w < TLM__SC_WAYS; w++) {
+		if (set->tag[w] == tag) {
+			struct tlm__sc_entry *x = &ways[w];
+			if (x->ip0 == ip0 && x->cfa0 == cfa0 && (!x->need_rbp0 || x->rbp0 == rbp0) &&
+			    (x->packed ? chunks_match(x) : slots_match(x))) {
+				e = x;
+				break;
+			}
 		}
-		if (x != c->last.e && (old == c->last.e || now - x->used > now - old->used))
-			old = x; /* the way unused longest, not the last walk's (the next walk may take it over) */
+		/* the way unused longest, not the last walk's (the next walk may take it over) */
+		if (&ways[w] != c->last.e && (&ways[old] == c->last.e || now - set->used[w] > now - set->used[old]))
+			old = w;
 	}
 	if (e) {
-		e->used = now;
+		set->used[w] = now;
+		if (TLM_UNLIKELY(!e->packed))
+			e->packed = pack(e);
 		count(&n_hit);
 		*depth = e->depth;
 		if (TLM_UNLIKELY(verify > 0))
@@ -181,8 +273,9 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		return e->local_id;
 	}
 	count(&n_miss);
-	e = old;
-	e->used = now;
+	e = &ways[old];
+	set->tag[old] = 0;
+	set->used[old] = now;
 	e->ip0 = ip0;
 	e->cfa0 = cfa0;
 	e->rbp0 = rbp0;
@@ -200,9 +293,11 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 	uint32_t id = tlm__stack_intern(c, ips, d, fresh);
 	if (ok && d <= TLM__SC_DEPTH) {
 		memcpy(e->ip, ips, d * 8);
-		e->depth = d;
+		e->depth = d; /* the last walk's frames stay for a later walk to take over */
 		e->local_id = id;
 		e->gen = c->gen;
+		e->packed = false;
+		set->tag[old] = tag;
 	} else
 		c->last.e = NULL; /* the walk's frames are not kept: nothing to take over */
 	return id;
