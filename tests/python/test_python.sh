@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Python stacks, reference cycles, leaks, classes built again and again
-# (classes.py), call depths that change between events (depths.py), code
+# (classes.py), call depths that change between events (depths.py), lines
+# one function comes back to (lines.py), code
 # compiled again and again (regen.py), one Python line allocating through
 # two native paths (nativepaths.py, twopaths.c) and where native frames under
 # Python ones end (check_native.py) on every CPython under pyenv:
@@ -56,6 +57,8 @@ for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
 	workload_case depths
 	# code compiled again and again, each new code object at the freed one's address
 	workload_case regen
+	# one frame back at a line it left two events before
+	workload_case lines
 	# one Python line, two native paths in turn: each event its own native part
 	if WORKLOAD=nativepaths.py ARGS= run_one "$py" "$v-np" && "$dump" "$tmp/$v-np.trace" >"$tmp/$v-np.dump" &&
 		"$py" "$src/check_nativepaths.py" "$tmp/$v-np.dump"; then
