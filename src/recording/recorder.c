@@ -161,7 +161,7 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 	 * last): fetch it for writing now, while the stacks are taken, not at
 	 * the global order's atomic, which would wait for the store's miss */
 	__builtin_prefetch(&r->slots[atomic_load_explicit(&r->head, memory_order_relaxed) & r->mask], 1, 3);
-	uint64_t ips[TLM_MAX_STACK_DEPTH];
+	uint64_t *const ips = r->stk->ips; /* (stack.h) */
 	uint32_t depth = 0, sid = 0;
 	bool fresh = false;
 	uint32_t pyid = 0, pyslots = 0;

@@ -85,6 +85,10 @@ struct tlm__stk_cache {
 	uint64_t rc_ip[TLM__RC], rc_rule[TLM__RC]; /* stack_walk.c: this thread's recent frame rules */
 	struct tlm__walk_rec last; /* stack_walk.c */
 	uint64_t scratch[TLM__SCRATCH];
+	/* the recorder's: an event's return addresses, here rather than in its
+	 * frame, where 2 KiB of them put every frame the event's capture calls
+	 * 2 KiB deeper than the host's own, on stack lines it seldom touches */
+	uint64_t ips[TLM_MAX_STACK_DEPTH];
 };
 
 /* With the configuration, before any event: libtlm's own code ranges,
