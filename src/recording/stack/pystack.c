@@ -129,9 +129,9 @@ static struct pycache *cache_of(struct tlm__ring *r)
 	if (m == MAP_FAILED)
 		return NULL;
 	struct pycache *c = m;
-	_Static_assert(sizeof(struct pycache) < (1100u << 10), "the docs say 1.1 MiB");
+	_Static_assert(sizeof(struct pycache) < (1200u << 10), "the docs say 1.2 MiB");
 	/* a zeroed mapping is what reset() makes (pycode.h, pytrie.h, pymemo.h),
-	 * without touching, and so committing, all of its 1.1 MiB */
+	 * without touching, and so committing, all of its 1.2 MiB */
 	r->py = c;
 	return c;
 }

@@ -32,6 +32,18 @@ struct tlm__pytrie {
 	struct {
 		uint32_t node, native, id; /* id 0: empty */
 	} leaf[TLM__PYTRIE_LEAVES];
+	/* Per node (0: the root), by number: the child it led to last (its key
+	 * and node; node 0: none) and its merged id with no native stack (0:
+	 * none yet; such ids are not in leaf[]). A frame reached from changing
+	 * outer paths (one inner line under many callers, as a layer's under
+	 * each block) finds its node and id here: nodes are numbered as made,
+	 * so a step's few hundred sit in a few dense lines, where the hashed
+	 * tables put each on a line of its own, a miss after the framework's
+	 * work since the last event. */
+	struct {
+		uint64_t child_key;
+		uint32_t child, id0;
+	} nd[TLM__PYTRIE_SLOTS / 2 + 1];
 };
 
 /* Empties both tables (all zero); merged ids start again at 1. */
@@ -40,19 +52,27 @@ void tlm__pytrie_reset(struct tlm__pytrie *t) TLM_HIDDEN;
 /* The node of parent's path and key; 0 when the table is full. */
 static inline uint32_t tlm__pytrie_child(struct tlm__pytrie *t, uint32_t parent, uint64_t key)
 {
+	if (t->nd[parent].child && t->nd[parent].child_key == key)
+		return t->nd[parent].child;
 	uint64_t h = (key ^ (uint64_t)parent << 40 ^ parent) * 0x9e3779b97f4a7c15ull;
+	uint32_t node;
 	for (uint32_t i = (uint32_t)(h >> 50);; i = (i + 1) & (TLM__PYTRIE_SLOTS - 1)) {
 		if (t->slot[i].node == 0) {
 			if (t->nodes * 2 >= TLM__PYTRIE_SLOTS)
 				return 0;
 			t->slot[i].key = key;
 			t->slot[i].parent = parent;
-			t->slot[i].node = ++t->nodes;
-			return t->nodes;
+			node = t->slot[i].node = ++t->nodes;
+			break;
 		}
-		if (t->slot[i].key == key && t->slot[i].parent == parent)
-			return t->slot[i].node;
+		if (t->slot[i].key == key && t->slot[i].parent == parent) {
+			node = t->slot[i].node;
+			break;
+		}
 	}
+	t->nd[parent].child_key = key;
+	t->nd[parent].child = node;
+	return node;
 }
 
 /* The merged id of (node, native); *fresh when it is new. 0 when the ids
