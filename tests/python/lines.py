@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # One function allocating on three lines in turn, again and again, with no
 # other event between (tests/python/test_python.sh): the hook's Python walk
-# compares each frame with the last walk's (pystack.c, struct hop_cmp), so
+# compares each frame with the last walk's (pystack.c, struct hop), so
 # when a frame comes back to a line it left two events before, that line
 # must be told from the one the last walk read. check_lines.py wants each
 # line's own allocations there.
@@ -11,19 +11,13 @@ import os
 rt = ctypes.CDLL(os.environ["TLM_TEST_CUDART"])
 rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
 KiB = 1 << 10
-kept = []
-
-
-def malloc(n):
-    p = ctypes.c_void_p()
-    assert rt.cudaMalloc(ctypes.byref(p), n) == 0  # LINE_MALLOC
-    return p.value
 
 
 def three(i):
-    kept.append(malloc(1 * KiB + i))  # LINE_A
-    kept.append(malloc(2 * KiB + i))  # LINE_B
-    kept.append(malloc(4 * KiB + i))  # LINE_C
+    a, b, c = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    assert rt.cudaMalloc(ctypes.byref(a), 1 * KiB + i) == 0  # LINE_A
+    assert rt.cudaMalloc(ctypes.byref(b), 2 * KiB + i) == 0  # LINE_B
+    assert rt.cudaMalloc(ctypes.byref(c), 4 * KiB + i) == 0  # LINE_C
 
 
 for i in range(10):
