@@ -3,7 +3,6 @@
 # Every allocation site of live_at_end must have the frames the program had
 # at that call, innermost first, and the count and bytes it made there; the
 # truth is worked out here from depths.py's own loop, not from tlm.
-import json
 import sys
 
 import markers
@@ -32,16 +31,7 @@ for k in range(7):
     live.append(((("malloc", malloc_line), ("rec", L["RECALLOC"])) + (("rec", L["REC"]),) * (6 - k), (k + 1) * 3 * KiB))
 truth = sitecheck.tally(live)
 
-r = json.load(open(report))
-got, fails = {}, []
-for s in r["live_at_end"]:
-    py = [fr for fr in s["stack"] if fr["kind"] == "python"]
-    if any(fr["file"] is None or not fr["file"].endswith("depths.py") for fr in py):
-        fails.append("a frame not of depths.py: %s" % py)
-    k = tuple((fr["function"].rsplit(".", 1)[-1], fr["line"]) for fr in py)
-    if k in got:
-        fails.append("two sites with the same frames %s" % (k,))
-    got[k] = (s["bytes"], s["count"])
+got, fails = sitecheck.live_sites(report, "depths.py")
 fails += sitecheck.compare(got, truth)
 if len(truth) < 8:
     fails.append("the truth has %d sites: the workload changed?" % len(truth))
