@@ -208,11 +208,6 @@ static bool pack(struct tlm__sc_entry *e)
 	return true;
 }
 
-static inline uint64_t tag_of(uint64_t ip0, uint64_t cfa0)
-{
-	return (ip0 ^ cfa0 * TLM__SC_K) | 1;
-}
-
 /* TLM_DEBUG_STACK_VERIFY: a stack we computed against libunwind's own */
 static void check_against_libunwind(const uint64_t *ips, uint32_t d, uint32_t max, _Atomic uint64_t *n,
 				    _Atomic uint64_t *bad)
@@ -235,7 +230,8 @@ uint32_t tlm__stack_get(struct tlm__stk_cache *c, uint64_t *ips, uint32_t max, u
 		forget_walks(c); /* walks end at the interpreter from now on: none kept went so */
 		c->cut = !c->cut;
 	}
-	uint64_t h = (ip0 ^ (cfa0 >> 4)) * 0x9e3779b97f4a7c15ull, tag = tag_of(ip0, cfa0);
+	/* the set from the hash's top bits, the tag the whole of it (0: an empty way) */
+	const uint64_t h = (ip0 ^ (cfa0 >> 4)) * TLM__SC_K, tag = h | 1;
 	const uint32_t si = (uint32_t)(h >> (64 - __builtin_ctz(TLM__SC_SETS)));
 	struct tlm__sc_set *set = &c->sc_set[si];
 	struct tlm__sc_entry *ways = &c->sc[si * TLM__SC_WAYS], *e = NULL;
