@@ -229,6 +229,83 @@ static uint32_t take_suffix(const struct tlm__walk_rec *p, uint32_t j, struct tl
 	return i + k;
 }
 
+/* The walk's registers between its two loops. rb_addr: where rbp came from
+ * (rbp being the value read there); 0 the caller's own register, RB_NOTED
+ * once that slot is among e's. */
+struct walk_regs {
+	uint64_t ip, sp, rbp, rb_addr;
+};
+#define RB_NOTED 1u /* no slot's address: slots are 8-aligned */
+
+/* The middle frames (from TAKE_FRAMES to lim - 1), in a function of their
+ * own with as little state as the step needs, so that it stays in
+ * registers (inlined into the walk, GCC kept most of it on the stack: 85
+ * instructions a frame): no suffix to look for, the last walk's record
+ * written in place, the usual frame's checks only. A frame that is not the
+ * usual one (its rule not in this thread's copy, the chain's end, a bad
+ * rule, the interpreter's frame, the caller's own rbp used, a slot out of
+ * bounds) is left untouched for the walk's own loop. Each frame notes at
+ * most two slots, so a walk of n frames holds at most 2n: with lim at most
+ * TLM__SC_DEPTH, the slots never overflow (checked once on entry). Returns
+ * the depth; *end when the chain ended at a zero return address. */
+static __attribute__((noinline)) uint32_t walk_middle(struct tlm__stk_cache *restrict c,
+						      struct tlm__sc_entry *restrict e, uint64_t *restrict ips,
+						      uint32_t n, uint32_t lim, struct walk_regs *g, bool *end)
+{
+	uint64_t ip = g->ip, sp = g->sp, rbp = g->rbp, rb_addr = g->rb_addr;
+	uint32_t ns = e->nslot;
+	if (lim > TLM__SC_DEPTH || ns > 2 * n)
+		return n;
+	struct tlm__walk_rec *restrict w = &c->last;
+	/* in_stack(a): a - lo <= span and 8-aligned */
+	const uint64_t lo = c->stack_lo, span = c->stack_hi - 8 - lo;
+	for (; n + 1 < lim; n++) {
+		const uint32_t k = (uint32_t)(ip ^ ip >> 9) & (TLM__RC - 1);
+		if (TLM_UNLIKELY(c->rc_ip[k] != ip))
+			break;
+		const uint64_t r = c->rc_rule[k], kind = r & (R_BAD | 3);
+		uint64_t base = sp;
+		if (kind == R_RBP) {
+			if (TLM_UNLIKELY(!rb_addr))
+				break;
+			base = rbp;
+		} else if (TLM_UNLIKELY(kind != R_RSP))
+			break;
+		if (TLM_UNLIKELY(c->cut) && tlm__in_code(&tlm__interp, ip))
+			break;
+		const uint64_t cfa = base + (uint64_t)sext30(r >> 2), ra = cfa - 8;
+		const uint64_t a = cfa + (uint64_t)sext30(r >> 33);
+		if (TLM_UNLIKELY(cfa <= sp || ra - lo > span || (ra & 7) ||
+				 ((r >> 32 & 1) && (a - lo > span || (a & 7)))))
+			break;
+		if (kind == R_RBP && rb_addr != RB_NOTED) { /* the walk now depends on where rbp came from */
+			e->slot_addr[ns] = rb_addr;
+			e->slot_val[ns++] = rbp;
+			rb_addr = RB_NOTED;
+		}
+		w->sp[n] = sp;
+		w->rbp[n] = rbp;
+		w->slot0[n] = ns;
+		ips[n] = ip;
+		ip = *(const uint64_t *)(uintptr_t)ra;
+		e->slot_addr[ns] = ra;
+		e->slot_val[ns++] = ip;
+		if (r >> 32 & 1) {
+			rbp = *(const uint64_t *)(uintptr_t)a;
+			rb_addr = a;
+		}
+		sp = cfa;
+		if (!ip) {
+			*end = true;
+			n++;
+			break;
+		}
+	}
+	e->nslot = ns;
+	*g = (struct walk_regs){ip, sp, rbp, rb_addr};
+	return n;
+}
+
 uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max, bool *ok)
 {
 	uint64_t ip = e->ip0, sp = e->cfa0, rbp = e->rbp0;
@@ -246,6 +323,21 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 	e->need_rbp0 = false;
 	*ok = true;
 	for (;;) {
+		if (n >= TAKE_FRAMES) {
+			struct walk_regs g = {ip, sp, rbp, rb_noted ? RB_NOTED : rb_addr};
+			bool end = false;
+			n = walk_middle(c, e, ips, n, max < TLM__SC_DEPTH ? max : TLM__SC_DEPTH, &g, &end);
+			ip = g.ip;
+			sp = g.sp;
+			rbp = g.rbp;
+			rb_noted = g.rb_addr == RB_NOTED;
+			rb_addr = g.rb_addr;
+			rb_val = rbp; /* rbp only changes where it is read from rb_addr */
+			if (end) {
+				w->natural = true;
+				goto done;
+			}
+		}
 		if (n < TAKE_FRAMES && j < pd) { /* p's frames are in rising sp order */
 			while (j < pd && w->sp[j] < sp)
 				j++;
