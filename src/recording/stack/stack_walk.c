@@ -257,7 +257,9 @@ static __attribute__((noinline)) uint32_t walk_middle(struct tlm__stk_cache *res
 	if (lim > TLM__SC_DEPTH || ns > 2 * n)
 		return n;
 	struct tlm__walk_rec *restrict w = &c->last;
-	/* in_stack(a): a - lo <= span and 8-aligned */
+	/* in_stack(a) as a - lo <= span and 8-aligned, the bounds in registers:
+	 * in_stack's own form, its bounds read at each frame, costs about 80
+	 * more instructions per event (icount varying) */
 	const uint64_t lo = c->stack_lo, span = c->stack_hi - 8 - lo;
 	for (; n + 1 < lim; n++) {
 		const uint32_t k = (uint32_t)(ip ^ ip >> 9) & (TLM__RC - 1);
@@ -309,7 +311,8 @@ static __attribute__((noinline)) uint32_t walk_middle(struct tlm__stk_cache *res
 uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint64_t *ips, uint32_t max, bool *ok)
 {
 	uint64_t ip = e->ip0, sp = e->cfa0, rbp = e->rbp0;
-	uint64_t rb_addr = 0, rb_val = 0; /* where the current rbp came from (0: the caller's register) */
+	/* where the current rbp was read from (0: it is the caller's register) */
+	uint64_t rb_addr = 0;
 	bool rb_noted = false;
 	const bool cut = c->cut;
 	uint32_t n = 0;
@@ -332,7 +335,6 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 			rbp = g.rbp;
 			rb_noted = g.rb_addr == RB_NOTED;
 			rb_addr = g.rb_addr;
-			rb_val = rbp; /* rbp only changes where it is read from rb_addr */
 			if (end) {
 				w->natural = true;
 				goto done;
@@ -349,7 +351,7 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 					e->need_rbp0 = true;
 				else if (!rb_noted && e->nslot < TLM__SC_SLOTS) {
 					e->slot_addr[e->nslot] = rb_addr;
-					e->slot_val[e->nslot++] = rb_val;
+					e->slot_val[e->nslot++] = rbp;
 				}
 				uint32_t d = take_suffix(w, j, e, ips, n, max);
 				if (d) {
@@ -404,7 +406,7 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 				if (e->nslot >= TLM__SC_SLOTS)
 					goto bad;
 				e->slot_addr[e->nslot] = rb_addr;
-				e->slot_val[e->nslot++] = rb_val;
+				e->slot_val[e->nslot++] = rbp;
 				rb_noted = true;
 			}
 			cfa = rbp + (uint64_t)sext30(r >> 2);
@@ -428,7 +430,6 @@ uint32_t tlm__stack_walk(struct tlm__stk_cache *c, struct tlm__sc_entry *e, uint
 				goto bad;
 			rbp = *(const uint64_t *)(uintptr_t)a;
 			rb_addr = a;
-			rb_val = rbp;
 			rb_noted = false;
 		}
 		sp = cfa;
