@@ -3,7 +3,7 @@
  * recorder.c - the hot path: one event from a hook into the thread's ring.
  *
  * Cost per event: a TLS load, the stack capture and a per-thread intern
- * lookup (plus, on a Python thread, the frame-chain walk of pystack.c), one seq_cst store and one atomic add (the global order), a vDSO
+ * lookup (plus, on a Python thread, the frame-chain walk of pywalk.c), one seq_cst store and one atomic add (the global order), a vDSO
  * clock read and a release store. No allocation, no lock, no syscall except
  * when the ring is half full (one futex wake) or full (lossless wait).
  */

@@ -2,7 +2,7 @@
 /*
  * pycode.c - the code objects a thread's Python walks meet (pycode.h): read
  * from the interpreter's memory without the GIL, as the walk is
- * (pystack.c), each once.
+ * (pywalk.c), each once.
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pycode.h - a thread's cache of the code objects its Python walks meet
- * (pystack.c): each one's file and name copied out of the interpreter once,
+ * (pywalk.c): each one's file and name copied out of the interpreter once,
  * its signature, and the lines of its instruction offsets.
  *
  * Contract: tlm__pycode_lookup() finds a live code object's entry, or

@@ -3,7 +3,7 @@
  * pyline.c - the line of an instruction from a code object's line table, as
  * CPython 3.8-3.13 lay it out (co_lnotab <= 3.9, 3.10's co_linetable, the
  * 3.11+ location table). Reads only the bytes object's memory: called in the
- * hook without the GIL (pystack.c), each result cached by the caller.
+ * hook without the GIL (pywalk.c), each result cached by the caller.
  */
 #include "recording/stack/pystack.h"
 

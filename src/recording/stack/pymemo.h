@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pymemo.h - a thread's memo of the Python frames its walks met, for
- * pystack.c: a frame read as (code object, instruction word) -> its interned
- * key and code cache entry, the trie node it last made and under which
- * parent, and that node's merged ids.
+ * pywalk.c and pystack.c: a frame read as (code object, instruction word)
+ * -> its interned key and code cache entry, the trie node it last made and
+ * under which parent, and that node's merged ids.
  *
  * Why: a frame that differs from the last walk's at its depth (the next
  * line, another function) otherwise costs a probe of the code cache, of its
@@ -28,7 +28,7 @@
 
 struct tlm__pymemo_ent {
 	uint64_t code, raw;         /* the frame's code object and instruction word as read (code 0: empty) */
-	uint64_t key;               /* serial << 32 | line (pystack.c's struct hop) */
+	uint64_t key;               /* serial << 32 | line (pywalk.h's struct hop) */
 	uint64_t deaths;            /* tlm__py_code_deaths when the code was found to be entry ci's */
 	uint32_t ci, gen;           /* the code cache entry; the caller's table generation when made */
 	uint32_t parent, node;      /* trie: the child of parent by key is node (0: none yet) */

@@ -124,7 +124,7 @@ static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
 /* Counts code objects' deaths (tlm__py_code_deaths) by putting a counting
  * function in PyCode_Type's tp_dealloc, when its layout is the one expected
  * and the slot lies in writable memory. Without it, the walk checks each
- * code's signature (pystack.c). */
+ * code's signature (pywalk.c). */
 static void count_code_deaths(void)
 {
 	const char *t = tlm__py_code_type;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pystack_int.h - what pystack.c (the walk) and pysetup.c (set-up, the
- * offsets, the free flags) share: the interpreter's offsets and symbols, set
- * once by tlm__py_on(), and the reads of interpreter memory.
+ * pystack_int.h - what pystack.c, pywalk.c (the walk) and pysetup.c (set-up,
+ * the offsets, the free flags) share: the interpreter's offsets and symbols,
+ * set once by tlm__py_on(), and the reads of interpreter memory.
  *
  * Contract: the globals are written only by tlm__py_on()'s one set-up (then
  * tlm__py_state becomes 2, released), read after an acquire of it.
