@@ -103,16 +103,18 @@ struct frame_off {
  * walk's, code and instruction word, each a user frame. Returns how many;
  * *fp becomes the frame after them. Its own function, so that the loop's
  * values stay in registers (inside walk, GCC spilled them). */
-static __attribute__((noinline)) uint32_t same_hops(const struct pycache *c, uint32_t i, uint32_t end, uint64_t *fp,
+static __attribute__((noinline)) uint32_t same_hops(struct pycache *c, uint32_t i, uint32_t end, uint64_t *fp,
 						    const struct frame_off *o)
 {
 	const uint64_t back = o->back, ocode = o->code, instr = o->instr, mask = o->mask;
 	const struct hop *h = &c->hop[i], *hend = &c->hop[end];
+	uint64_t *hf = &c->hop_f[i]; /* where each hop's frame stands now (realign) */
 	uint64_t f = *fp;
 	while (h < hend && tlm__py_ptr_ok(f)) {
 		if (tlm__py_rd64(f, (uint32_t)ocode) != h->code || (tlm__py_rd64(f, (uint32_t)instr) & mask) != h->raw ||
 		    h->ci == UINT32_MAX)
 			break;
+		*hf++ = f;
 		h++;
 		f = tlm__py_rd64(f, (uint32_t)back);
 	}
@@ -145,34 +147,46 @@ static __attribute__((noinline)) void new_line(struct pycache *c, struct hop *h,
 	memo_put(c, code, raw, h->key, h->ci);
 }
 
-/* Hop i reads frame f, whose code is not the last walk's there: when the
- * last walk read f at another hop j (the allocation is made a few calls
- * deeper or shallower than the last), its hops from j on move to i on, so
- * that the walk goes on comparing the frames outward of f with theirs
- * rather than looking each up anew (a memo line each, cold after the
- * framework's work). Only which hops are compared changes: each is still
- * compared, code and instruction word, and the hops before i count as
- * changed. Returns the last walk's hop count as moved, 0 when f is not
- * among its hops. */
-static __attribute__((noinline)) uint32_t realign(struct pycache *c, uint32_t i, uint64_t f, uint64_t code, uint32_t lim,
-						  uint32_t *from)
+/* Hop i reads frame f, whose code is not the last walk's there (nor its
+ * frame). When f, or one of the REALIGN_AHEAD frames outward of it, is a
+ * frame the last walk read (same address and code) at another hop j (the
+ * allocation is made a few calls deeper or shallower than the last), the
+ * last walk's hops from j on move to where that frame stands now, so that
+ * the walk goes on comparing the frames outward of it with theirs rather
+ * than looking each up anew (a memo line each, cold after the framework's
+ * work). The look ahead comes before the walk writes hop i: a deeper walk
+ * would overwrite the very hops it is to find. Only which hops are
+ * compared changes: each is still compared, code and instruction word, and
+ * the hops before the moved ones count as changed (diff_hi). Returns the
+ * last walk's hop count as moved, 0 when none of those frames is among its
+ * hops. */
+#define REALIGN_AHEAD 24u
+static __attribute__((noinline)) uint32_t realign(struct pycache *c, uint32_t i, uint64_t f, uint32_t lim,
+						  const struct frame_off *o)
 {
-	/* Frames outward sit lower in the interpreter's frame stack (3.11+):
-	 * the search goes on from where the walk's last one stopped, so that a
-	 * walk's searches cost one pass over the last walk's hops in all. Where
-	 * frames are not so ordered (heap frames before 3.11, a new chunk of the
-	 * frame stack), one may be missed: it is looked up anew, as before. */
-	uint32_t j = *from;
-	while (j < lim && c->hop_f[j] > f)
-		j++;
-	*from = j;
-	if (j >= lim || j == i || c->hop_f[j] != f || c->hop[j].code != code || lim - j + i > TLM__PY_MEMO_HOPS)
-		return 0;
-	memmove(&c->hop[i], &c->hop[j], (lim - j) * sizeof c->hop[0]);
-	memmove(&c->hop_f[i], &c->hop_f[j], (lim - j) * sizeof c->hop_f[0]);
-	if (c->diff_hi < (int32_t)i - 1)
-		c->diff_hi = (int32_t)i - 1;
-	return lim - j + i;
+	/* Frames outward sit lower in the interpreter's frame stack (3.11+),
+	 * in the last walk's hops as along the chain: one merged pass over
+	 * both. Where frames are not so ordered (heap frames before 3.11, a
+	 * new chunk of the frame stack), one may be missed: it is looked up
+	 * anew, as before. */
+	uint32_t j = 0;
+	for (uint32_t k = 0; k <= REALIGN_AHEAD && tlm__py_ptr_ok(f); k++, f = tlm__py_rd64(f, (uint32_t)o->back)) {
+		while (j < lim && c->hop_f[j] > f)
+			j++;
+		if (j >= lim)
+			return 0;
+		if (c->hop_f[j] != f || c->hop[j].code != tlm__py_rd64(f, (uint32_t)o->code))
+			continue;
+		uint32_t to = i + k, n = lim - j;
+		if (j == to || to + n > TLM__PY_MEMO_HOPS)
+			return 0;
+		memmove(&c->hop[to], &c->hop[j], n * sizeof c->hop[0]);
+		memmove(&c->hop_f[to], &c->hop_f[j], n * sizeof c->hop_f[0]);
+		if (c->diff_hi < (int32_t)to - 1)
+			c->diff_hi = (int32_t)to - 1;
+		return to + n;
+	}
+	return 0;
 }
 
 int tlm__py_walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
@@ -201,8 +215,7 @@ int tlm__py_walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 		 * alive since; only the instruction words are compared (n <= hops
 		 * stays under TLM__PY_MAX_FRAMES here) */
 		uint32_t fast = lim < TLM__PY_MAX_FRAMES ? lim : TLM__PY_MAX_FRAMES;
-		bool moved = false;
-		uint32_t from = 0; /* realign's search */
+		bool tried = false; /* realign: once a walk */
 		const struct frame_off fo = {o_back, o_code, o_instr, mask};
 		while (hops < fast && tlm__py_ptr_ok(f)) {
 			uint32_t k = same_hops(c, hops, fast, &f, &fo);
@@ -215,14 +228,16 @@ int tlm__py_walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			all = false;
 			uint32_t m;
 			if (code == h->code && h->ci != UINT32_MAX) { /* the same code at another line */
+				c->hop_f[hops] = f;
 				new_line(c, h, code, raw);
 				n++;
-			} else if (!moved && c->hop_f[hops] != f && (m = realign(c, hops, f, code, lim, &from)) != 0) {
-				/* (a frame where the last walk read one at this hop is no shift) */
-				moved = true; /* once: the frames outward of f are compared from here */
-				known = lim = m;
-				fast = lim < TLM__PY_MAX_FRAMES ? lim : TLM__PY_MAX_FRAMES;
-				continue;
+			} else if (!tried && c->hop_f[hops] != f) { /* (the same frame: a sibling call, no shift) */
+				tried = true;
+				if ((m = realign(c, hops, f, lim, &fo)) != 0) {
+					known = lim = m;
+					fast = lim < TLM__PY_MAX_FRAMES ? lim : TLM__PY_MAX_FRAMES;
+				}
+				continue; /* hop again: compared with what stands there now */
 			} else if ((n = other_hop(c, hops, f, code, raw, n)) < 0) {
 				return -1;
 			}
@@ -234,6 +249,7 @@ int tlm__py_walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 		uint64_t code = tlm__py_rd64(f, o_code);
 		uint64_t raw = tlm__py_rd64(f, o_instr) & mask;
 		struct hop *h = &c->hop[hops];
+		c->hop_f[hops] = f;
 		if (hops < lim && h->code == code) {
 			if (TLM_LIKELY(h->ci != UINT32_MAX)) {
 				if (TLM_LIKELY(alive || (tlm__py_is_type(code, tlm__py_code_type) &&

@@ -63,7 +63,7 @@ struct pycache {
 	bool nodes_ok, aligned;
 	int32_t diff_hi;
 	struct hop hop[TLM__PY_MEMO_HOPS];
-	uint64_t hop_f[TLM__PY_MEMO_HOPS]; /* the frame each hop was read from as new (realign) */
+	uint64_t hop_f[TLM__PY_MEMO_HOPS]; /* the frame each hop was read from (realign) */
 	struct tlm__pycodes codes;
 	struct tlm__pytrie trie;
 	/* the pending definition */
