@@ -114,6 +114,9 @@ check tap 2000 1 "$build/tests/bench/bench_tap" @N@ 16 8
 py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
 if [ -n "$py" ] && [ -x "$py" ]; then
 	TLM_TEST_CUDART=$sim/runtime/libcudart.so.13 check python 500 3 "$py" "$(dirname "$0")/../python/bench_paths.py" 16 10 @N@
+	# the same, each pair 0-4 calls deeper than 10, the depth changing from
+	# one pair to the next under the same outer frames (pywalk.c realign)
+	TLM_TEST_CUDART=$sim/runtime/libcudart.so.13 check python_shift 500 3 "$py" "$(dirname "$0")/../python/bench_paths.py" 16 10 @N@ 5
 	# the torch tap from Python: 16 paths, 10 calls deeper, 2 blocks per
 	# line allocated and then freed (a free: its Python frames), 3 runs
 	check tap_python 500 6 "$py" "$(dirname "$0")/bench_tap.py" 16 10 @N@ 2

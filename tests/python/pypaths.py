@@ -19,15 +19,18 @@ def paths_to(op, npaths):
     return [ns["path_%d" % i] for i in range(npaths)]
 
 
-def best_ns(op, npaths, depth, iters):
+def best_ns(op, npaths, depth, iters, spread=1):
     """(wall ns, process CPU ns) per iteration: the best of 3 runs after a
-    warm-up of 1000 that fills the caches."""
+    warm-up of 1000 that fills the caches. SPREAD > 1: the depth of
+    iteration i is DEPTH + (i * 3) % SPREAD, so that one event's stack is
+    a few calls deeper or shallower than the last one's, under the same
+    outer frames (a layer's block under one more or one less module call)."""
     paths = paths_to(op, npaths)
 
     def run(n):
         t, c = time.perf_counter_ns(), time.process_time_ns()
         for i in range(n):
-            paths[i % npaths](depth)
+            paths[i % npaths](depth + (i * 3) % spread)
         return (time.perf_counter_ns() - t) / n, (time.process_time_ns() - c) / n
 
     run(1000)
