@@ -8,8 +8,9 @@
 # objects and lines), which goes DEPTH calls deeper (default 10) and makes one
 # cudaMalloc+cudaFree pair: every pair comes through a fresh Python call chain,
 # as in real programs. SPREAD > 1 (default 1): the depth changes from one
-# pair to the next, DEPTH to DEPTH + SPREAD - 1 (pypaths.best_ns). Prints ns per pair (best of 3), wall and CPU; the added
-# cost per event is (under tlm - plain) / 2.
+# pair to the next, DEPTH to DEPTH + SPREAD - 1 (pypaths.best_ns). Prints
+# ns per pair (best of 3), wall and CPU; the added cost per event is (under
+# tlm - plain) / 2.
 import ctypes
 import os
 import sys

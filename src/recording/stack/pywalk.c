@@ -89,7 +89,6 @@ static __attribute__((noinline)) bool new_hop(struct pycache *c, uint32_t i, uin
 		}
 	}
 	c->hop[i] = e;
-	c->hop_f[i] = f;
 	c->diff_hi = (int32_t)i;
 	return true;
 }
@@ -228,7 +227,6 @@ int tlm__py_walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			all = false;
 			uint32_t m;
 			if (code == h->code && h->ci != UINT32_MAX) { /* the same code at another line */
-				c->hop_f[hops] = f;
 				new_line(c, h, code, raw);
 				n++;
 			} else if (!tried && c->hop_f[hops] != f) { /* (the same frame: a sibling call, no shift) */
@@ -241,6 +239,7 @@ int tlm__py_walk(struct pycache *c, uint64_t ts, bool *cut, bool *same)
 			} else if ((n = other_hop(c, hops, f, code, raw, n)) < 0) {
 				return -1;
 			}
+			c->hop_f[hops] = f; /* after realign's test, which reads the last walk's */
 			f = tlm__py_rd64(f, o_back);
 			hops++;
 		}
