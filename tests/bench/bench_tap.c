@@ -3,7 +3,7 @@
  * bench_tap.c - the torch tap's path as PyTorch's caching allocator drives it
  * (a benchmark and icount.sh's "tap" workload, not a test).
  *
- *   bench_tap PAIRS [PATHS] [DEPTHS] [OUTER]
+ *   bench_tap PAIRS [PATHS] [DEPTHS] [OUTER] [EVICT_KB]
  *
  * Calls c10::reportMemoryUsageToProfiler (the current mangled form) the way
  * libc10_cuda.so does: every block allocation from one call site inside the
@@ -17,11 +17,21 @@
  * none here, a native program). Under
  * libtlm.so the symbol is tlm's (the preload wins), without it there is no
  * such symbol and a no-op stands in, so plain runs cost the same loop.
+ *
+ * EVICT_KB > 0: the host's own work between two blocks, as in a training
+ * step, where each op's kernels and the framework's code leave tlm's lines
+ * out of the near caches: before each pair, EVICT_KB KiB are copied (twice
+ * the last-level cache per core evicts it), and only the pair is timed; it
+ * prints the median ns per pair (allocation and free) and the mean of the
+ * middle 80 %. The event's cost then is mostly its cache misses, which
+ * counted instructions (icount.sh) do not see.
  */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 typedef void (*tap_fn)(void *, int64_t, size_t, size_t, uint64_t);
 
@@ -72,16 +82,40 @@ static void (*const paths[16])(int, uintptr_t) = {path0, path1, path2,  path3,  
 
 static long n;
 static int np, nd;
+static size_t evict_bytes;
+static char *evict_src, *evict_dst;
+static uint64_t *pair_ns;
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static __attribute__((noinline)) void run(void)
 {
 	const uintptr_t base = 0x7f0000000000u;
 	for (long i = 0; i < n; i++) {
 		uintptr_t addr = base + (uintptr_t)(i % 1024) * 512;
+		uint64_t t0 = 0;
+		if (evict_bytes) {
+			memcpy(evict_dst, evict_src, evict_bytes);
+			__asm__ volatile("" ::: "memory");
+			t0 = now_ns();
+		}
 		paths[i % np]((int)(i / np % nd), addr);
 		allocated -= 512;
 		tap((void *)addr, -512, allocated, 1u << 30, DEV_CUDA0);
+		if (evict_bytes)
+			pair_ns[i] = now_ns() - t0;
 	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
 }
 
 static __attribute__((noinline)) void outer(int k)
@@ -99,14 +133,36 @@ int main(int argc, char **argv)
 	np = argc > 2 ? atoi(argv[2]) : 16;
 	nd = argc > 3 ? atoi(argv[3]) : 8;
 	int no = argc > 4 ? atoi(argv[4]) : 24;
-	if (n < 1 || np < 1 || np > 16 || nd < 1 || no < 0 || no > 1000) {
-		fprintf(stderr, "usage: bench_tap PAIRS [PATHS 1..16] [DEPTHS] [OUTER]\n");
+	long ekb = argc > 5 ? atol(argv[5]) : 0;
+	if (n < 1 || np < 1 || np > 16 || nd < 1 || no < 0 || no > 1000 || ekb < 0 || ekb > (1l << 20)) {
+		fprintf(stderr, "usage: bench_tap PAIRS [PATHS 1..16] [DEPTHS] [OUTER] [EVICT_KB 0..1048576]\n");
 		return 2;
+	}
+	if (ekb) {
+		evict_bytes = (size_t)ekb * 1024 / 2;
+		evict_src = malloc(evict_bytes);
+		evict_dst = malloc(evict_bytes);
+		pair_ns = malloc((size_t)n * sizeof *pair_ns);
+		if (!evict_src || !evict_dst || !pair_ns) {
+			fprintf(stderr, "bench_tap: out of memory\n");
+			return 1;
+		}
+		memset(evict_src, 1, evict_bytes);
+		memset(evict_dst, 2, evict_bytes);
 	}
 	void *t = dlsym(RTLD_DEFAULT, "_ZN3c1027reportMemoryUsageToProfilerEPvlmmNS_6DeviceE");
 	if (t)
 		tap = (tap_fn)t;
 	outer(no);
 	printf("%ld pairs, %d paths x %d depths under %d frames, tap %s\n", n, np, nd, no, t ? "tlm's" : "none");
+	if (ekb) {
+		qsort(pair_ns, (size_t)n, sizeof *pair_ns, cmp_u64);
+		double sum = 0;
+		long lo = n / 10, hi = n - n / 10;
+		for (long i = lo; i < hi; i++)
+			sum += (double)pair_ns[i];
+		printf("caches evicted (%ld KiB) before each pair: median %llu ns per pair, mean of the middle 80%% %.0f\n",
+		       ekb, (unsigned long long)pair_ns[n / 2], hi > lo ? sum / (double)(hi - lo) : 0.0);
+	}
 	return 0;
 }
