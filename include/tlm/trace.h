@@ -58,6 +58,7 @@ enum tlm_rec_type {
 	TLM_REC_PROP = 11,         /* a fact about the recording: key -> value ("cupti" -> "attached") */
 	TLM_REC_DEVMEM = 12,       /* the device's own view of its memory at one moment (cuMemGetInfo) */
 	TLM_REC_DEVPROCS = 13,     /* NVML's per-process used memory on that device, completing a DEVMEM sample */
+	TLM_REC_CLOCK = 14,        /* the wall clock was set: CLOCK_REALTIME against the events' clock from then on */
 };
 
 #define TLM_MAX_STACK_DEPTH 256
@@ -120,6 +121,15 @@ struct tlm_rec_devmem {
 	uint64_t total, free; /* bytes, as cuMemGetInfo answered */
 };
 
+/* The wall clock (CLOCK_REALTIME) at time_ns on the events' clock, written
+ * when it moved against the events' clock since the header's pair or the
+ * last such record (set by hand, by a time daemon's step): wall times of
+ * events from time_ns on are realtime_ns + (t - time_ns). */
+struct tlm_rec_clock {
+	uint64_t time_ns;     /* CLOCK_MONOTONIC */
+	uint64_t realtime_ns; /* CLOCK_REALTIME at that moment */
+};
+
 /* NVML's view of the processes on a device, completing DEVMEM sample `sample`
  * (it comes anywhere after that record). */
 #define TLM_MAX_DEVPROCS 256
@@ -172,6 +182,7 @@ struct tlm_record {
 		struct tlm_rec_prop prop;
 		struct tlm_rec_devmem devmem;
 		struct tlm_rec_devprocs devprocs;
+		struct tlm_rec_clock clock;
 	} u;
 };
 
@@ -204,6 +215,7 @@ int tlm_tw_pystack(struct tlm_tw *w, const struct tlm_rec_pystack *p);     /* de
 int tlm_tw_prop(struct tlm_tw *w, const char *key, const char *value);
 int tlm_tw_devmem(struct tlm_tw *w, const struct tlm_rec_devmem *d);
 int tlm_tw_devprocs(struct tlm_tw *w, const struct tlm_rec_devprocs *d); /* n clamped to 256 */
+int tlm_tw_clock(struct tlm_tw *w, const struct tlm_rec_clock *c);
 int tlm_tw_module_unload(struct tlm_tw *w, uint32_t id);
 int tlm_tw_lost(struct tlm_tw *w, uint32_t thread, uint64_t count);
 int tlm_tw_signal(struct tlm_tw *w, int signo);

@@ -201,7 +201,39 @@ static int oom(struct alog_col *c, const struct tlm_event *ev)
 	return 0;
 }
 
-/* Before the replay: the end of the log, the events' count and time, OOMs. */
+/* A CLOCK record: kept in time order (one out of order, from a damaged or
+ * crafted trace, is dropped), up to TLM__AL_MAX_CLOCKS. */
+static int clock_set(struct tlm__alog *l, int64_t t, uint64_t realtime_ns)
+{
+	if (l->nclock >= TLM__AL_MAX_CLOCKS || (l->nclock && t < l->clock[l->nclock - 1].t))
+		return 0;
+	if (!(l->nclock & (l->nclock + 1))) { /* full at 0, 1, 3, 7, ... kept: room for twice as many */
+		struct tlm__al_clock *m = realloc(l->clock, (l->nclock * 2 + 2) * sizeof *m);
+		if (!m)
+			return -1;
+		l->clock = m;
+	}
+	l->clock[l->nclock++] = (struct tlm__al_clock){t, realtime_ns};
+	return 0;
+}
+
+uint64_t tlm__alog_realtime(const struct tlm__alog *l, int64_t t)
+{
+	size_t lo = 0, hi = l->nclock; /* the first sample after t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->clock[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return l->start_realtime_ns + (uint64_t)t;
+	return l->clock[lo - 1].realtime_ns + ((uint64_t)t - (uint64_t)l->clock[lo - 1].t);
+}
+
+/* Before the replay: the end of the log, the events' count and time, OOMs,
+ * the wall clock's settings. */
 static int before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 {
 	(void)p;
@@ -212,6 +244,8 @@ static int before(void *ctx, struct tlm__pass *p, const struct tlm_record *rec)
 		c->l->stopped_at_end = c->stopped = true;
 		return 0;
 	}
+	if (rec->type == TLM_REC_CLOCK)
+		return clock_set(c->l, (int64_t)(rec->u.clock.time_ns - c->start), rec->u.clock.realtime_ns);
 	if (rec->type != TLM_REC_EVENT)
 		return 0;
 	const struct tlm_event *ev = &rec->u.ev;
@@ -285,6 +319,7 @@ void tlm__alog_free(struct tlm__alog *l)
 {
 	free(l->e);
 	free(l->oom);
+	free(l->clock);
 	memset(l, 0, sizeof *l);
 }
 

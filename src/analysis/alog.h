@@ -64,6 +64,14 @@ struct tlm__al_oom {
 	                                 * from its last failed driver request (replay.c folds them) */
 };
 
+/* A CLOCK record (trace-format.md): from t on (ns since the trace start),
+ * the wall clock reads realtime_ns + (time - t). */
+struct tlm__al_clock {
+	int64_t t;
+	uint64_t realtime_ns;
+};
+#define TLM__AL_MAX_CLOCKS 65536u /* a trace's wall-clock settings kept (a hostile one's are not all) */
+
 struct tlm__alog {
 	size_t n, cap;
 	struct tlm__al *e;              /* in allocation order */
@@ -72,6 +80,8 @@ struct tlm__alog {
 	uint64_t dropped;               /* allocations past max (or before the window), not kept */
 	uint64_t oom_dropped;           /* failed allocations past TLM__AL_MAX_OOMS */
 	uint64_t start_realtime_ns;     /* CLOCK_REALTIME at the trace start */
+	size_t nclock;
+	struct tlm__al_clock *clock;    /* in trace order; times never decrease */
 	uint64_t events;                /* events read */
 	int64_t end_ns;                 /* the last event's time (since the start) */
 	bool stopped_at_end;            /* the log stopped where the run ended */
@@ -94,5 +104,9 @@ int tlm__alog_consumer(struct tlm__pass *p, int which);
  * it was not collected. */
 int tlm__alog_get(const struct tlm_report *r, int which, struct tlm__alog *out, char *err, size_t errlen);
 void tlm__alog_free(struct tlm__alog *l);
+/* The wall clock (CLOCK_REALTIME ns) at t ns since the trace start, as the
+ * process read it then: the start's pair, or the last CLOCK record at or
+ * before t (the clock was set during the run). */
+uint64_t tlm__alog_realtime(const struct tlm__alog *l, int64_t t);
 
 #endif

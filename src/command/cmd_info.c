@@ -23,6 +23,7 @@ struct stats {
 	uint64_t pool_create, pool_destroy, pool_trim, other_ops;
 	uint64_t interposed, cupti_only, late, cupti_api[256]; /* sources: TLM_EVF_CUPTI or not */
 	uint64_t events, threads, stacks, modules, unloads, pystacks, strings;
+	uint64_t clock_sets; /* CLOCK records: the wall clock set during the run */
 	uint64_t last_time;
 	int have_time, have_end, have_signal;
 	struct tlm_rec_end end;
@@ -74,6 +75,7 @@ static void count(struct stats *s, const struct tlm_record *rec)
 	case TLM_REC_STRING: s->strings++; break;
 	case TLM_REC_MODULE: s->modules++; break;
 	case TLM_REC_MODULE_UNLOAD: s->unloads++; break;
+	case TLM_REC_CLOCK: s->clock_sets++; break;
 	case TLM_REC_PROP:
 		tlm__cupti_prop(&rec->u.prop, s->cupti_state, sizeof s->cupti_state, s->cupti_detail,
 				sizeof s->cupti_detail);
@@ -241,6 +243,9 @@ static void print_counts(struct tlm_reader *r, const struct stats *s)
 	else
 		printf("modules:      %" PRIu64 "\n", s->modules);
 
+	if (s->clock_sets) /* wall times (torch-snapshot's) follow it (trace-format.md, CLOCK) */
+		printf("wall clock:   set %" PRIu64 " time%s during the recording\n", s->clock_sets,
+		       s->clock_sets == 1 ? "" : "s");
 	print_sources(s);
 	char cs[700];
 	tlm__cupti_status(cs, sizeof cs, s->cupti_state, s->cupti_detail);

@@ -205,7 +205,7 @@ static void entry_defaults(struct snap *s)
 /* A trace entry's time, the item's (struct item) */
 static void kv_time(struct snap *s, const struct item *it)
 {
-	kv_int(&s->pk, "time_us", (int64_t)((s->l.start_realtime_ns + (uint64_t)it->t) / 1000));
+	kv_int(&s->pk, "time_us", (int64_t)(tlm__alog_realtime(&s->l, it->t) / 1000));
 }
 
 /* The entry of an allocation's item (its allocation, or its free) */

@@ -430,6 +430,10 @@ static int decode_other(struct tlm_reader *r, struct tlm_record *rec, unsigned t
 		}
 		break;
 	}
+	case TLM_REC_CLOCK:
+		GET(rec->u.clock.time_ns);
+		GET(rec->u.clock.realtime_ns);
+		break;
 	case TLM_REC_MODULE_UNLOAD:
 		GET_U32(rec->u.module_unload, "module id out of range");
 		break;

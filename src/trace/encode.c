@@ -365,6 +365,17 @@ int tlm_tw_devmem(struct tlm_tw *w, const struct tlm_rec_devmem *d)
 	return rc;
 }
 
+int tlm_tw_clock(struct tlm_tw *w, const struct tlm_rec_clock *c)
+{
+	int rc;
+	uint8_t *p = tlm__tw_reserve(w, 1 + 2 * TLM__VARINT_MAX, &rc);
+	*p++ = TLM__TAG_REC(TLM_REC_CLOCK);
+	p = tlm__put_uv(p, c->time_ns);
+	p = tlm__put_uv(p, c->realtime_ns);
+	tlm__tw_commit(w, p);
+	return rc;
+}
+
 int tlm_tw_devprocs(struct tlm_tw *w, const struct tlm_rec_devprocs *d)
 {
 	int rc;

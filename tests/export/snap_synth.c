@@ -10,7 +10,8 @@
  * cudaMalloc that holds no block (memory outside the allocator); a failed
  * cuMemCreate and the allocator's OOM it led to. One event carries a time
  * later than the next one's, as a thread delayed between taking its
- * number and reading the clock leaves it.
+ * number and reading the clock leaves it. The wall clock is set twice
+ * during the run (CLOCK records): 50 ms ahead at 8 ms, 30 ms back at 11 ms.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +53,15 @@ int main(int argc, char **argv)
 	ev(t, A, TLM_KIND_VMM_PHYSICAL, 0x12, 2 * MiB, 0, 0, 5 * RT_MS, 0, 0, 2, TLM_API_cuMemCreate);
 	ev(t, A, TLM_KIND_VMM_MAPPING, VA + 2 * MiB, 2 * MiB, 0x12, 0, 6 * RT_MS, -1, 0, 2, TLM_API_cuMemMap);
 	ev(t, A, B, VA + 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB, 7 * RT_MS, 0, 0, 2, MEM);
+	/* the wall clock set 50 ms ahead at 8 ms (realtime: the header's + 58 ms) */
+	const uint64_t RT0 = 1700000000000000000ULL; /* rt.c's header */
+	tlm_tw_clock(rt_writer(t), &(struct tlm_rec_clock){RT_START + 8 * RT_MS, RT0 + 58 * RT_MS});
 	/* its thread read the clock late (after the next event's): 9.5 ms */
 	ev(t, A, B, VA + 3 * MiB + MiB / 2, MiB / 2, 7 * MiB / 2, 4 * MiB, 9 * RT_MS + RT_MS / 2, 0, 0, 1, MEM);
 	ev(t, F, B, VA + 3 * MiB + MiB / 2, MiB / 2, 3 * MiB, 4 * MiB, 9 * RT_MS, 0, 0, 2, MEM);
 	ev(t, A, TLM_KIND_DEVICE, EXT, 4 * MiB, 0, 0, 10 * RT_MS, 0, 0, 3, TLM_API_cudaMalloc);
+	/* then 30 ms back at 11 ms: the header's + 31 ms */
+	tlm_tw_clock(rt_writer(t), &(struct tlm_rec_clock){RT_START + 11 * RT_MS, RT0 + 31 * RT_MS});
 	ev(t, A, TLM_KIND_VMM_PHYSICAL, 0, 8 * MiB, 0, 0, 11 * RT_MS, 0, 2, 1, TLM_API_cuMemCreate);
 	ev(t, A, B, 0, 8 * MiB, 3 * MiB, 4 * MiB, 12 * RT_MS, 0, 2, 1, TLM_API_c10_reportOutOfMemoryToProfiler);
 	char *path = rt_close(t, true, 20 * RT_MS);

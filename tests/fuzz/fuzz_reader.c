@@ -80,6 +80,7 @@ static void read_all(const uint8_t *data, size_t size)
 			FUZZ_CHECK(rec.u.devprocs.n <= TLM_MAX_DEVPROCS);
 			break;
 		case TLM_REC_DEVMEM:
+		case TLM_REC_CLOCK:
 		case TLM_REC_MODULE_UNLOAD:
 		case TLM_REC_LOST:
 		case TLM_REC_SIGNAL:

@@ -21,7 +21,9 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 # the Python-stack seeds and hand-* (hand-devmem-z0/z1: DEVMEM and DEVPROCS
 # records of every reason and status; hand-bomb-chunk: chunks declaring 4 MiB
-# from 401 bytes, refused by their ratio) are made by hand (docs/reliability.md): kept
+# from 401 bytes, refused by their ratio; hand-clock-z0: a CLOCK record, the
+# wall clock set an hour ahead under tests/export/clockstep.c's preload) are
+# made by hand (docs/reliability.md): kept
 find "$out" -type f ! -name 'python-stacks-*' ! -name 'hand-*' -delete
 run() { # NAME COMPRESS ARGS...  ($EXTRA: one more VAR=value for the run)
 	name=$1 z=$2

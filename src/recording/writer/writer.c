@@ -52,6 +52,7 @@ static struct {
 	bool threadless; /* a raw-fork child: no thread is started (writer.h) */
 	bool props_live; /* PROP records go straight into the trace */
 	uint64_t drained_ns; /* the writer thread's last drain (under the lock) */
+	int64_t clock_off;   /* CLOCK_REALTIME - CLOCK_MONOTONIC as the trace last said it */
 } W;
 
 TLM_HOT _Atomic int tlm__state;
@@ -151,6 +152,33 @@ static void unlock(void)
 
 /* ---------------------------------------------------------------- thread */
 
+/* The wall clock moved against the events' clock (set by hand, or stepped
+ * by a time daemon or the hypervisor's agent: on the VM this was written on,
+ * unsynchronised, it moved by 38.6 s against CLOCK_MONOTONIC in half an
+ * hour): a CLOCK record says so, at each drain, so that wall times drawn
+ * from event times (the torch-snapshot export's, which PyTorch reads from
+ * the wall clock at each event) follow it. A pair whose reads were more
+ * than 100 us apart (the thread was preempted between them) is not used;
+ * moves under 1 ms (a slew, a read's own spread) are not written. */
+static void clock_check(void)
+{
+	struct timespec a, rt, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	uint64_t na = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+	uint64_t nb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+	uint64_t nr = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	if (nb - na > 100000 || !tlm__wf.tw || tlm__wf.failed)
+		return;
+	uint64_t mono = na + (nb - na) / 2;
+	int64_t off = (int64_t)(nr - mono);
+	if (off - W.clock_off < 1000000 && W.clock_off - off < 1000000)
+		return;
+	tlm__wf_check(tlm_tw_clock(tlm__wf.tw, &(struct tlm_rec_clock){mono, nr}));
+	W.clock_off = off;
+}
+
 static void *writer_main(void *arg)
 {
 	(void)arg;
@@ -181,6 +209,7 @@ static void *writer_main(void *arg)
 			return NULL;
 		}
 		tlm__wm_drain(false);
+		clock_check();
 		W.drained_ns = tlm__now_ns();
 		unlock();
 	}
@@ -255,6 +284,7 @@ int tlm__writer_start(void)
 	if (tlm__wf_open(atomic_load(&start_realtime), atomic_load(&start_monotonic)) != 0)
 		return -1;
 	lock();
+	W.clock_off = (int64_t)(atomic_load(&start_realtime) - atomic_load(&start_monotonic));
 	tlm__wi_prepare();
 	tlm__wf_check(tlm__modules_sync(tlm__wf.tw));
 	props_start();
