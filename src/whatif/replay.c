@@ -195,7 +195,9 @@ static int step(struct run1 *u, const struct wi_op *o, uint64_t *req)
 		break;
 	case WI_FALLOC:
 		block = false;
-		if (tlm__wi_sim_take(&u->sim, o->size, &addr))
+		if (!o->size) /* no bytes (cudaMalloc of 0, a damaged trace): no range, nothing to give back */
+			addr = UINT64_MAX - 1;
+		else if (tlm__wi_sim_take(&u->sim, o->size, &addr))
 			u->foreign_failed++, addr = UINT64_MAX - 1;
 		if (tlm__wi_table_put(&u->others, o->addr, addr + 1))
 			return -1;
