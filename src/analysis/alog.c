@@ -202,11 +202,17 @@ static int oom(struct alog_col *c, const struct tlm_event *ev)
 }
 
 /* A CLOCK record: kept in time order (one out of order, from a damaged or
- * crafted trace, is dropped), up to TLM__AL_MAX_CLOCKS. */
+ * crafted trace, is dropped), up to TLM__AL_MAX_CLOCKS; past that, each
+ * replaces the last kept, so that the newest setting holds from there on
+ * (a clock slewed fast may be set every drain, 50 times a second). */
 static int clock_set(struct tlm__alog *l, int64_t t, uint64_t realtime_ns)
 {
-	if (l->nclock >= TLM__AL_MAX_CLOCKS || (l->nclock && t < l->clock[l->nclock - 1].t))
+	if (l->nclock && t < l->clock[l->nclock - 1].t)
 		return 0;
+	if (l->nclock >= TLM__AL_MAX_CLOCKS) {
+		l->clock[l->nclock - 1] = (struct tlm__al_clock){t, realtime_ns};
+		return 0;
+	}
 	if (!(l->nclock & (l->nclock + 1))) { /* full at 0, 1, 3, 7, ... kept: room for twice as many */
 		struct tlm__al_clock *m = realloc(l->clock, (l->nclock * 2 + 2) * sizeof *m);
 		if (!m)

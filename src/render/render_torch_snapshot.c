@@ -25,7 +25,9 @@
  * the end of the run; the traces run up to it.
  *
  * A trace's entries are in the trace's order (sequence numbers) and their
- * times never go back, as in PyTorch's own: a thread takes its number and
+ * times never go back on the events' clock, as in PyTorch's own (a wall
+ * clock set back during the run moves them back, as it does PyTorch's:
+ * CLOCK records, tlm__alog_realtime): a thread takes its number and
  * then reads the clock, so an event whose thread was delayed in between
  * carries a time later than those after it (docs/trace-format.md). Such an
  * entry shows the earliest time of any entry after it, the latest its

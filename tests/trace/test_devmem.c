@@ -3,7 +3,9 @@
  * test_devmem.c - DEVMEM and DEVPROCS records (the device's own view of its
  * memory): exact round trips with edge values, their place after the event
  * they were taken with (seq), the writer's clamp of n, and every decode
- * error a damaged record with a right checksum can give.
+ * error a damaged record with a right checksum can give. CLOCK records (the
+ * wall clock set during the run, on the same clock as the samples): exact
+ * round trips with edge values, among them.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -57,6 +59,9 @@ static void test_roundtrip(void **state)
 					  .time_ns = UINT64_MAX, .n = TLM_MAX_DEVPROCS};
 	for (uint32_t k = 0; k < TLM_MAX_DEVPROCS; k++)
 		dp[3].p[k].pid = 100000 + k, dp[3].p[k].used = (uint64_t)k << 32 | k;
+	static const struct tlm_rec_clock ck[] = {
+		{1000, 1700000000000000000ULL}, {1001, 1700000003600000000ULL}, {2000, 0}, {UINT64_MAX, UINT64_MAX}, {0, 1},
+	};
 
 	for (int c = 0; c < 2; c++)
 		for (size_t chunk = 64; chunk <= 65536; chunk *= 1024) {
@@ -68,11 +73,12 @@ static void test_roundtrip(void **state)
 			struct tlm_event ev = {.op = TLM_OP_ALLOC, .kind = TLM_KIND_DEVICE, .addr = 0x7f0000000000,
 					       .size = 1 << 20, .time_ns = 900, .device_free = 123};
 			for (size_t i = 0; i < 5; i++) {
-				/* an event, then its sample, then (for the first four) NVML's answer */
+				/* an event, then its sample, then (for the first four) NVML's answer, then a clock setting */
 				assert_int_equal(tlm_tw_event(w, &ev), 0);
 				assert_int_equal(tlm_tw_devmem(w, &dm[i]), 0);
 				if (i < 4)
 					assert_int_equal(tlm_tw_devprocs(w, &dp[i]), 0);
+				assert_int_equal(tlm_tw_clock(w, &ck[i]), 0);
 			}
 			assert_int_equal(tlm_tw_end(w, 9), 0);
 			tlm_tw_close(w);
@@ -95,6 +101,10 @@ static void test_roundtrip(void **state)
 					want->u.devprocs = dp[i];
 					assert_true(tt_equal(rec, want));
 				}
+				assert_int_equal(tlm_reader_next(r, rec), 1);
+				want->type = TLM_REC_CLOCK;
+				want->u.clock = ck[i];
+				assert_true(tt_equal(rec, want));
 			}
 			assert_int_equal(tlm_reader_next(r, rec), 1);
 			assert_int_equal(rec->type, TLM_REC_END);

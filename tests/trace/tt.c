@@ -304,6 +304,10 @@ int tt_equal(const struct tlm_record *a, const struct tlm_record *b)
 			DIFF(u.devprocs.p[k].used);
 		}
 		break;
+	case TLM_REC_CLOCK:
+		DIFF(u.clock.time_ns);
+		DIFF(u.clock.realtime_ns);
+		break;
 	case TLM_REC_END:
 		DIFF(u.end.events);
 		DIFF(u.end.lost);

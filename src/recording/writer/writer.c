@@ -159,7 +159,9 @@ static void unlock(void)
  * from event times (the torch-snapshot export's, which PyTorch reads from
  * the wall clock at each event) follow it. A pair whose reads were more
  * than 100 us apart (the thread was preempted between them) is not used;
- * moves under 1 ms (a slew, a read's own spread) are not written. */
+ * moves under 1 ms (a slew, a read's own spread) are not written. Every
+ * drain checks, the writer thread's and those of a process without one
+ * (writer.h, threadless), and the last before END. */
 static void clock_check(void)
 {
 	struct timespec a, rt, b;
@@ -173,7 +175,7 @@ static void clock_check(void)
 		return;
 	uint64_t mono = na + (nb - na) / 2;
 	int64_t off = (int64_t)(nr - mono);
-	if (off - W.clock_off < 1000000 && W.clock_off - off < 1000000)
+	if ((uint64_t)off - (uint64_t)W.clock_off + 999999 < 1999999) /* |moved| < 1 ms, without overflow */
 		return;
 	tlm__wf_check(tlm_tw_clock(tlm__wf.tw, &(struct tlm_rec_clock){mono, nr}));
 	W.clock_off = off;
@@ -320,6 +322,7 @@ void tlm__writer_drain_sync(void)
 {
 	lock();
 	tlm__wm_drain(false);
+	clock_check();
 	unlock();
 }
 
@@ -351,6 +354,7 @@ void tlm__writer_help_drain(void)
 		tlm__wm_drain_help();
 	else
 		tlm__wm_drain(false);
+	clock_check();
 	unlock();
 }
 
@@ -371,6 +375,7 @@ void tlm__writer_finish(void)
 		tlm__wm_drain(false);
 	}
 	tlm__wm_drain_final();
+	clock_check();
 	tlm__stack_report();
 	if (tlm__wf.order_errors)
 		tlm__log("internal error: %llu events out of sequence", (unsigned long long)tlm__wf.order_errors);
