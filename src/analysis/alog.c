@@ -213,12 +213,8 @@ static int clock_set(struct tlm__alog *l, int64_t t, uint64_t realtime_ns)
 		l->clock[l->nclock - 1] = (struct tlm__al_clock){t, realtime_ns};
 		return 0;
 	}
-	if (!(l->nclock & (l->nclock + 1))) { /* full at 0, 1, 3, 7, ... kept: room for twice as many */
-		struct tlm__al_clock *m = realloc(l->clock, (l->nclock * 2 + 2) * sizeof *m);
-		if (!m)
-			return -1;
-		l->clock = m;
-	}
+	if (tlm__grow(&l->clock, &l->capclock, l->nclock + 1, sizeof *l->clock, 16))
+		return -1;
 	l->clock[l->nclock++] = (struct tlm__al_clock){t, realtime_ns};
 	return 0;
 }

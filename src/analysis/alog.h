@@ -80,7 +80,7 @@ struct tlm__alog {
 	uint64_t dropped;               /* allocations past max (or before the window), not kept */
 	uint64_t oom_dropped;           /* failed allocations past TLM__AL_MAX_OOMS */
 	uint64_t start_realtime_ns;     /* CLOCK_REALTIME at the trace start */
-	size_t nclock;
+	size_t nclock, capclock;
 	struct tlm__al_clock *clock;    /* in trace order; times never decrease */
 	uint64_t events;                /* events read */
 	int64_t end_ns;                 /* the last event's time (since the start) */

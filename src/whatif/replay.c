@@ -195,7 +195,11 @@ static int step(struct run1 *u, const struct wi_op *o, uint64_t *req)
 		break;
 	case WI_FALLOC:
 		block = false;
-		if (!o->size) /* no bytes (cudaMalloc of 0, a damaged trace): no range, nothing to give back */
+		/* no bytes (cudaMalloc of 0, a damaged trace): no range, nothing to
+		 * give back. One of no length would start where a live one starts,
+		 * and removing either (by start) would take both out of the device's
+		 * tree: the live one's space would be handed out again */
+		if (!o->size)
 			addr = UINT64_MAX - 1;
 		else if (tlm__wi_sim_take(&u->sim, o->size, &addr))
 			u->foreign_failed++, addr = UINT64_MAX - 1;

@@ -162,7 +162,8 @@ void tlm__wi_sim_init(struct wi_sim *s, uint64_t memory, uint64_t va_base);
 void tlm__wi_sim_drv(struct wi_sim *s, struct tlm_wi_drv *d);
 /* The memory the device has from now on (0 = unlimited). */
 void tlm__wi_sim_memory(struct wi_sim *s, uint64_t memory);
-/* Others' memory: 0 ok (*addr), -1 no room, or no bytes (no range: the caller places none). */
+/* Others' memory: 0 ok (*addr), -1 no room. size > 0: a range of no length
+ * would share a live range's start (replay.c places none). */
 int tlm__wi_sim_take(struct wi_sim *s, uint64_t size, uint64_t *addr);
 void tlm__wi_sim_give(struct wi_sim *s, uint64_t addr, uint64_t size);
 uint64_t tlm__wi_sim_free_bytes(const struct wi_sim *s);

@@ -376,10 +376,7 @@ void tlm__wi_sim_drv(struct wi_sim *s, struct tlm_wi_drv *d)
 
 int tlm__wi_sim_take(struct wi_sim *s, uint64_t size, uint64_t *addr)
 {
-	/* a range of no length would start where a live one starts, and the
-	 * removal of either (va_remove, by start) would take both out of the
-	 * tree: the space of the other then looks free and is handed out again */
-	if (!size || size > TLM_WI_MAX_REQUEST || (s->cap_pages && s->used_pages + pages_of(size) > s->cap_pages))
+	if (size > TLM_WI_MAX_REQUEST || (s->cap_pages && s->used_pages + pages_of(size) > s->cap_pages))
 		return -1;
 	if (va_find(s, pages_of(size) * WI_PAGE, addr))
 		return -1;

@@ -162,15 +162,16 @@ static void unlock(void)
  * moves under 1 ms (a slew, a read's own spread) are not written. Every
  * drain checks, the writer thread's and those of a process without one
  * (writer.h, threadless), and the last before END. */
+static uint64_t realtime_ns(void)
+{
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+}
+
 static void clock_check(void)
 {
-	struct timespec a, rt, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	uint64_t na = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
-	uint64_t nb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
-	uint64_t nr = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	uint64_t na = tlm__now_ns(), nr = realtime_ns(), nb = tlm__now_ns();
 	if (nb - na > 100000 || !tlm__wf.tw || tlm__wf.failed)
 		return;
 	uint64_t mono = na + (nb - na) / 2;
@@ -253,11 +254,8 @@ static void props_start(void)
 
 void tlm__writer_note_start(void)
 {
-	struct timespec rt, mt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
-	atomic_store(&start_realtime, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
-	atomic_store(&start_monotonic, (uint64_t)mt.tv_sec * 1000000000ull + (uint64_t)mt.tv_nsec);
+	atomic_store(&start_realtime, realtime_ns());
+	atomic_store(&start_monotonic, tlm__now_ns());
 }
 
 /* The status the process exits with (exit(), or main's return), as the
@@ -351,10 +349,11 @@ void tlm__writer_help_drain(void)
 	uint64_t late_ns = 1000000000ull + 2ull * tlm__cfg.drain_ms * 1000000ull;
 	if (atomic_load_explicit(&tlm__state, memory_order_acquire) == TLM__RUNNING && W.thread_started &&
 	    tlm__now_ns() - W.drained_ns < late_ns)
-		tlm__wm_drain_help();
-	else
+		tlm__wm_drain_help(); /* the writer thread, on time, checks the clock itself */
+	else {
 		tlm__wm_drain(false);
-	clock_check();
+		clock_check();
+	}
 	unlock();
 }
 
