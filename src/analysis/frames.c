@@ -79,7 +79,8 @@ int tlm__priv_pystack(struct tlm__report_priv *p, const struct tlm_rec_pystack *
 	if (tlm__grow(&p->pyf, &p->cappyf, p->npyf + s->depth, sizeof *p->pyf, 256) ||
 	    tlm__grow(&p->py, &p->cappy, p->npy + 1, sizeof *p->py, 64))
 		return -1;
-	memcpy(p->pyf + p->npyf, s->f, s->depth * sizeof *s->f);
+	if (s->depth) /* a stack of no frames (a damaged trace) may have no array to copy */
+		memcpy(p->pyf + p->npyf, s->f, s->depth * sizeof *s->f);
 	uint64_t h = 1469598103934665603ull;
 	for (uint32_t i = 0; i < s->depth; i++) {
 		h = (h ^ s->f[i].file) * 1099511628211ull;
