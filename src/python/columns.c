@@ -319,7 +319,7 @@ TLM_PY_API uint64_t tlm_py_events(const struct tlm_py_trace *t)
 
 TLM_PY_API void *tlm_py_take(struct tlm_py_trace *t, int col)
 {
-	if (col < 0 || col >= TLM_PY_NCOLS || !t->n)
+	if (col < 0 || col >= TLM_PY_NCOLS || !t->n || !t->col[col]) /* taken already: realloc(NULL) would hand out garbage */
 		return NULL;
 	void *p = t->col[col], *q = realloc(p, t->n * col_size[col]); /* what the growth left unused */
 	t->col[col] = NULL;
