@@ -79,3 +79,15 @@ void fuzz_check_line(const char *s, size_t n)
 	for (size_t i = 0; i < len; i++)
 		FUZZ_CHECK(s[i] >= 0x20 && s[i] < 0x7f);
 }
+
+void fuzz_as_is_and_repaired(const uint8_t *data, size_t size, void (*fn)(const uint8_t *, size_t))
+{
+	fn(data, size);
+	uint8_t *copy = malloc(size ? size : 1);
+	if (!copy)
+		return;
+	memcpy(copy, data, size);
+	if (fuzz_fix_crcs(copy, size))
+		fn(copy, size);
+	free(copy);
+}

@@ -34,4 +34,9 @@ const char *fuzz_as_file(const uint8_t *data, size_t size);
  * many CRCs it changed. */
 size_t fuzz_fix_crcs(uint8_t *b, size_t n);
 
+/* Runs fn on the input as it is (mutations mostly hit a CRC: framing,
+ * resynchronisation, truncation), then, when recomputing its checksums
+ * changed any, on that repaired copy (mutations reach the decoder). */
+void fuzz_as_is_and_repaired(const uint8_t *data, size_t size, void (*fn)(const uint8_t *, size_t));
+
 #endif

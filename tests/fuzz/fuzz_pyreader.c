@@ -13,7 +13,6 @@
  * (tlm_py_take's contract). No crash, hang, leak or out-of-bounds access:
  * the fuzz build runs under ASan+UBSan.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "encoders/json_in.h"
@@ -68,13 +67,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	load_all(data, size);
-	uint8_t *copy = malloc(size ? size : 1);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, size);
-	if (fuzz_fix_crcs(copy, size))
-		load_all(copy, size);
-	free(copy);
+	fuzz_as_is_and_repaired(data, size, load_all);
 	return 0;
 }

@@ -11,7 +11,6 @@
  * leak or out-of-bounds access: the fuzz build runs under ASan+UBSan).
  * A violated invariant traps, which libFuzzer reports as a crash.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_input.h"
@@ -124,13 +123,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	read_all(data, size);
-	uint8_t *copy = malloc(size ? size : 1);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, size);
-	if (fuzz_fix_crcs(copy, size))
-		read_all(copy, size);
-	free(copy);
+	fuzz_as_is_and_repaired(data, size, read_all);
 	return 0;
 }

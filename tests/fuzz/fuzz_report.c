@@ -105,13 +105,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!long_name[0])
 		memset(long_name, 'x', sizeof long_name - 1);
-	report_all(data, size);
-	uint8_t *copy = malloc(size ? size : 1);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, size);
-	if (fuzz_fix_crcs(copy, size))
-		report_all(copy, size);
-	free(copy);
+	fuzz_as_is_and_repaired(data, size, report_all);
 	return 0;
 }

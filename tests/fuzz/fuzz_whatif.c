@@ -45,13 +45,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	whatif_all(data, size);
-	uint8_t *copy = malloc(size ? size : 1);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, size);
-	if (fuzz_fix_crcs(copy, size))
-		whatif_all(copy, size);
-	free(copy);
+	fuzz_as_is_and_repaired(data, size, whatif_all);
 	return 0;
 }
