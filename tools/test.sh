@@ -44,7 +44,7 @@ else
 fi
 # Fuzzing (clang + libFuzzer, ASan+UBSan): each harness of tests/fuzz runs for
 # TLM_FUZZ_SECONDS (default 20) on a copy of its seed corpus (reader, report,
-# whatif and pyreader read traces: corpus/reader; diff reads report JSON: corpus/diff;
+# whatif, pyreader and live read traces: corpus/reader; diff reads report JSON: corpus/diff;
 # job reads job and report JSON and traces: corpus/job), as many at once as
 # there are cores (each harness is one process); any crash, leak, hang (10 s
 # per input) or sanitizer report fails the suite. The reproducer is kept as
@@ -68,7 +68,7 @@ if command -v clang >/dev/null 2>&1; then
 		-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >build-fuzz.setup.log 2>&1 ||
 		{ cat build-fuzz.setup.log; status=1; summary count fuzz failed "$tally"; }
 	harnesses= targets=
-	for h in reader report diff whatif job pyreader; do
+	for h in reader report diff whatif job pyreader live; do
 		[ -f "tests/fuzz/fuzz_$h.c" ] && [ -f build-fuzz/build.ninja ] || continue
 		harnesses="$harnesses $h"
 		targets="$targets tests/fuzz/fuzz_$h" # only these (and what they link) are built with clang

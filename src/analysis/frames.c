@@ -64,10 +64,16 @@ int tlm__priv_string(struct tlm__report_priv *p, const struct tlm_rec_string *s)
 			return -1;
 		memset(p->str + was, 0, (p->nstr - was) * sizeof *p->str);
 	}
+	char *old = p->str[s->id];
+	if (old && !strcmp(old, s->s))
+		return 0;
+	if (old && tlm__grow(&p->retired, &p->capretired, p->nretired + 1, sizeof *p->retired, 16))
+		return -1;
 	char *c = strdup(s->s);
 	if (!c)
 		return -1;
-	free(p->str[s->id]);
+	if (old) /* kept, not freed: resolved frames may name it (a damaged or crafted trace) */
+		p->retired[p->nretired++] = old;
 	p->str[s->id] = c;
 	return 0;
 }
@@ -165,6 +171,9 @@ void tlm__priv_fini(struct tlm__report_priv *p)
 	for (size_t i = 0; i < p->nstr; i++)
 		free(p->str[i]);
 	free(p->str);
+	for (size_t i = 0; i < p->nretired; i++)
+		free(p->retired[i]);
+	free(p->retired);
 	free(p->py);
 	free(p->pyf);
 	if (p->pyidx_ok) {

@@ -337,6 +337,10 @@ struct tlm__report_priv {
 	/* Python stacks (PYSTACK records) and the strings they name */
 	char **str;                   /* by string id, NULL when undefined */
 	size_t nstr;
+	/* strings a redefinition replaced: frames resolved before it (cached in
+	 * fr, or held by a live view between reads) still point at them */
+	char **retired;
+	size_t nretired, capretired;
 	struct tlm__py_ent {
 		struct tlm__key key;      /* a = stack id */
 		struct tlm__key fkey;     /* a = hash of the Python frames, b = depth */
