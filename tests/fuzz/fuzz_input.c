@@ -80,6 +80,16 @@ void fuzz_check_line(const char *s, size_t n)
 		FUZZ_CHECK(s[i] >= 0x20 && s[i] < 0x7f);
 }
 
+void fuzz_check_inert_text(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		FUZZ_CHECK(c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f));
+		FUZZ_CHECK(!(c == 0xc2 && i + 1 < len && (unsigned char)text[i + 1] >= 0x80 &&
+			     (unsigned char)text[i + 1] <= 0x9f));
+	}
+}
+
 void fuzz_as_is_and_repaired(const uint8_t *data, size_t size, void (*fn)(const uint8_t *, size_t))
 {
 	fn(data, size);

@@ -24,6 +24,10 @@
 
 /* Checks that s is one line of printable ASCII, NUL-terminated within n. */
 void fuzz_check_line(const char *s, size_t n);
+/* Checks that text (len bytes, UTF-8) reaches a terminal inert: no control
+ * byte but newline and tab (C0, DEL), nor a C1 control (U+0080..U+009F),
+ * which terminals also obey. */
+void fuzz_check_inert_text(const char *text, size_t len);
 
 /* Writes data to one in-memory file (reused across calls) and returns a path
  * that opens it ("/proc/self/fd/N"); aborts if no such file can be made. */
