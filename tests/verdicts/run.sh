@@ -42,6 +42,7 @@ native)
 	run base8k 1G -- "$phases" train_eval 20 50 8192
 	run train_eval0 1G -- "$phases" train_eval 20 50 0
 	run train_free 1G -- "$phases" train_free_eval 20 50 65536
+	run train_free_fast 1G -- "$phases" train_free_fastlast 20 50 65536
 	run epochs 1G -- "$phases" epochs 3 6 9 32768
 	run accum 1G -- "$phases" accum 8 4
 	run steps3 1G -- "$phases" steps 3
