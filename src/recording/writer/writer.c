@@ -160,8 +160,9 @@ static void unlock(void)
  * the wall clock at each event) follow it. A pair whose reads were more
  * than 100 us apart (the thread was preempted between them) is not used;
  * moves under 1 ms (a slew, a read's own spread) are not written. Every
- * drain checks, the writer thread's and those of a process without one
- * (writer.h, threadless), and the last before END. */
+ * full drain checks (drain(), below): the writer thread's, those of a
+ * process without one (writer.h, threadless), the last before an exec and
+ * the last before END; a producer's helping drain (no allocation) does not. */
 static uint64_t realtime_ns(void)
 {
 	struct timespec rt;
@@ -180,6 +181,14 @@ static void clock_check(void)
 		return;
 	tlm__wf_check(tlm_tw_clock(tlm__wf.tw, &(struct tlm_rec_clock){mono, nr}));
 	W.clock_off = off;
+}
+
+/* A drain, then the clock's check: every drain of this file's, so that none
+ * leaves the trace's last events on a wall clock it has not said */
+static void drain(void)
+{
+	tlm__wm_drain(false);
+	clock_check();
 }
 
 static void *writer_main(void *arg)
@@ -211,8 +220,7 @@ static void *writer_main(void *arg)
 			unlock();
 			return NULL;
 		}
-		tlm__wm_drain(false);
-		clock_check();
+		drain();
 		W.drained_ns = tlm__now_ns();
 		unlock();
 	}
@@ -319,8 +327,7 @@ bool tlm__writer_threadless(void)
 void tlm__writer_drain_sync(void)
 {
 	lock();
-	tlm__wm_drain(false);
-	clock_check();
+	drain();
 	unlock();
 }
 
@@ -333,7 +340,7 @@ bool tlm__writer_drain_sync_bounded(unsigned ms)
 {
 	if (!trylock_for_ms(ms))
 		return false;
-	tlm__wm_drain(false);
+	drain();
 	unlock();
 	return true;
 }
@@ -351,8 +358,7 @@ void tlm__writer_help_drain(void)
 	    tlm__now_ns() - W.drained_ns < late_ns)
 		tlm__wm_drain_help(); /* the writer thread, on time, checks the clock itself */
 	else {
-		tlm__wm_drain(false);
-		clock_check();
+		drain();
 	}
 	unlock();
 }
@@ -366,12 +372,12 @@ void tlm__writer_finish(void)
 		unlock();
 		return;
 	}
-	tlm__wm_drain(false);
+	drain();
 	/* give producers caught mid-event a moment to publish */
 	for (int i = 0; i < 20 && tlm__wf.next_seq < atomic_load(&tlm__seq); i++) {
 		struct timespec ms = {0, 500000};
 		nanosleep(&ms, NULL);
-		tlm__wm_drain(false);
+		drain();
 	}
 	tlm__wm_drain_final();
 	clock_check();
@@ -455,7 +461,7 @@ void tlm__writer_exec_begin(void)
 		unlock();
 		return;
 	}
-	tlm__wm_drain(false);
+	drain();
 	if (!tlm__wf.failed) {
 		tlm__wf_check(tlm_tw_prop(tlm__wf.tw, "end", "exec"));
 		tlm__wf_check(tlm_tw_flush(tlm__wf.tw));
