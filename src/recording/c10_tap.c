@@ -236,7 +236,7 @@ static void rec_block(uint8_t op, uint64_t addr, uint64_t size, uint64_t allocat
 	s->device = device;
 	s->op = op;
 	s->kind = TLM_KIND_BLOCK;
-	s->flags = flags | (op == TLM_OP_FREE ? tlm__py_free_flags() : 0);
+	s->flags = flags | (op == TLM_OP_FREE ? tlm__py_free_flags(rc.py_ts) : 0);
 	s->api = api;
 	tlm__rec_commit(&rc);
 }

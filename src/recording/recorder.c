@@ -171,12 +171,13 @@ static bool rec_begin(struct tlm__rec *rc, bool ext, int stacks)
 	bool fresh = false;
 	uint32_t pyid = 0, pyslots = 0;
 	bool pyfresh = false;
+	rc->py_ts = TLM__PY_TS_ASK;
 	if (stacks != ST_NONE && tlm__cfg.stack_depth) {
 		if (stacks == ST_ALL) {
 			tlm__py_ready();
 			sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
 		}
-		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots);
+		pyid = tlm__py_get(r, sid, r->stk->gen, &pyfresh, &pyslots, &rc->py_ts);
 		if (stacks == ST_PYTHON_ELSE_ALL && !pyid) {
 			tlm__py_ready();
 			sid = tlm__stack_get(r->stk, ips, tlm__cfg.stack_depth, &depth, &fresh);
@@ -304,7 +305,7 @@ void tlm__record(const struct tlm__evargs *a)
 		return;
 	fill(rc.ev, a);
 	if (a->op == TLM_OP_FREE)
-		rc.ev->flags |= tlm__py_free_flags();
+		rc.ev->flags |= tlm__py_free_flags(rc.py_ts);
 	if (failed_alloc || probe || why >= 0) {
 		struct tlm__slot *x = ext_slot(&rc);
 		bool took = why >= 0 && tlm__dm_take(x, why, 0, a->device);
@@ -334,7 +335,7 @@ bool tlm__free_begin(struct tlm__rec *rc, const struct tlm__evargs *a)
 	rc->claim = c;
 	fill(rc->ev, a);
 	rc->ev->device = device;
-	rc->ev->flags |= tlm__py_free_flags();
+	rc->ev->flags |= tlm__py_free_flags(rc->py_ts);
 	if (before)
 		tlm__dm_take(ext_slot(rc), TLM_DEVMEM_PEAK, TLM_DEVMEM_F_BEFORE, c.device);
 	return true;

@@ -26,6 +26,9 @@ struct tlm__rec {
 	uint64_t head;         /* ring position after the record */
 	bool ext;              /* an extension slot follows ev */
 	struct tlm__rt_claim claim; /* frees: the allocation freed */
+	/* the thread state the event's Python frames were read from (0: none),
+	 * TLM__PY_TS_ASK when they were not read (tlm__py_free_flags) */
+	uint64_t py_ts;
 };
 /* false when the event is not recorded (drop mode and a full ring, or out of
  * memory for a ring): it is counted as lost. */

@@ -201,14 +201,15 @@ bool tlm__py_on_slow(void)
 
 /* ---- free flags ---------------------------------------------------------------- */
 
-uint16_t tlm__py_free_flags(void)
+uint16_t tlm__py_free_flags(uint64_t ts)
 {
 	if (atomic_load_explicit(&tlm__py_state, memory_order_acquire) != 2)
 		return 0;
 	uint16_t fl = 0;
 	if (tlm__py_rd64((uint64_t)(uintptr_t)tlm__py_runtime, tlm__pyo.rt_finalizing))
 		fl |= TLM_EVF_FINALIZING;
-	uint64_t ts = (uint64_t)(uintptr_t)tlm__py_gil_get();
+	if (ts == TLM__PY_TS_ASK)
+		ts = (uint64_t)(uintptr_t)tlm__py_gil_get();
 	if (!tlm__py_ptr_ok(ts))
 		return fl;
 	uint64_t interp = tlm__py_rd64(ts, 16);

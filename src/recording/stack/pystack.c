@@ -208,13 +208,15 @@ void tlm__py_ready(void)
 		(void)validate(ts);
 }
 
-uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_gen, bool *fresh, uint32_t *def_slots)
+uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_gen, bool *fresh, uint32_t *def_slots,
+		     uint64_t *ts_out)
 {
 	*fresh = false;
 	*def_slots = 0;
 	if (!tlm__py_on())
 		return 0;
 	uint64_t ts = (uint64_t)(uintptr_t)tlm__py_gil_get();
+	*ts_out = tlm__py_ptr_ok(ts) ? ts : 0;
 	if (!tlm__py_ptr_ok(ts))
 		return 0;
 	int v = atomic_load_explicit(&validated, memory_order_relaxed);

@@ -44,14 +44,19 @@ int32_t tlm__py_decode_line(int kind, uint64_t lines, int32_t first, int64_t off
  * layout on the first call that can, so that the first stacks too end at
  * the interpreter (stack.h); afterwards one load. */
 void tlm__py_ready(void) TLM_HIDDEN;
-/* 0 = no Python stack (not a Python thread, Python off or unsupported). */
+/* 0 = no Python stack (not a Python thread, Python off or unsupported).
+ * *ts: the thread state the frames were read from (0: none), for
+ * tlm__py_free_flags; left alone when Python is not set up. */
 uint32_t tlm__py_get(struct tlm__ring *r, uint32_t native_sid, uint32_t native_gen, bool *fresh,
-		     uint32_t *def_slots) TLM_HIDDEN;
+		     uint32_t *def_slots, uint64_t *ts) TLM_HIDDEN;
 /* Writes the pending definition at ring position head; returns the position after it. */
 uint64_t tlm__py_write_def(struct tlm__ring *r, uint64_t head) TLM_HIDDEN;
 /* The last definition could not be written (ring full, drop mode): forget every id. */
 void tlm__py_forget(struct tlm__ring *r) TLM_HIDDEN;
-/* TLM_EVF_GC_FREED / TLM_EVF_FINALIZING for a free on this thread, now. */
-uint16_t tlm__py_free_flags(void) TLM_HIDDEN;
+/* TLM_EVF_GC_FREED / TLM_EVF_FINALIZING for a free on this thread, now;
+ * ts: the thread's state as tlm__py_get read it for this event, or
+ * TLM__PY_TS_ASK (not read: asked here, a call into the interpreter). */
+#define TLM__PY_TS_ASK 1u
+uint16_t tlm__py_free_flags(uint64_t ts) TLM_HIDDEN;
 
 #endif
