@@ -45,8 +45,7 @@ while [ $i -lt "$rounds" ]; do
 	added heaptrack "$m" "$h" | tee -a "$tmp/all"
 done
 echo "medians of $rounds rounds, ns added per event:"
-for w in $(awk '{print $1}' "$tmp/all" | sort -u); do
-	awk -v w="$w" '$1 == w {print $3, $5}' "$tmp/all" | sort -n | awk -v w="$w" -v r="$rounds" '
-		{ wall[NR] = $1 } END { m = int((NR + 1) / 2); printf "  %s wall %s", w, wall[m] }'
-	awk -v w="$w" '$1 == w {print $5}' "$tmp/all" | sort -n | awk '{ c[NR] = $1 } END { printf " cpu %s\n", c[int((NR + 1) / 2)] }'
-done
+awk -f "$(dirname "$0")/zoo_median.awk" -f - "$tmp/all" <<'AWK'
+	{ n[$1]++; x[$1, n[$1]] = $3; n[$1 " cpu"]++; x[$1 " cpu", n[$1 " cpu"]] = $5; if (!seen[$1]++) who[++k] = $1 }
+	END { for (i = 1; i <= k; i++) printf "  %s wall %s cpu %s\n", who[i], med(who[i]), med(who[i] " cpu") }
+AWK
